@@ -1,0 +1,49 @@
+import Type from 'typebox'
+import { createAction, Err, Ok, type Service } from '../../lib/index.js'
+
+/** A before hook: trims the name and remembers when the execution started. */
+const normalize = createAction({
+  name: 'normalize',
+  description: 'Trims the name (used as a before hook)',
+  visibility: { rest: false },
+  handler: (data: Record<string, unknown>, context) => {
+    context.updateHookState('startedAt', Date.now())
+    const name = typeof data.name === 'string' ? data.name.trim() : data.name
+    return Ok({ ...data, name })
+  },
+})
+
+/** An after hook: stamps how long the execution took. */
+const stamp = createAction({
+  name: 'stamp',
+  description: 'Adds the elapsed time (used as an after hook)',
+  visibility: { rest: false },
+  handler: (data: Record<string, unknown>, context) => {
+    const startedAt = context.hookContext.state.startedAt as number | undefined
+    return Ok({ ...data, tookMs: startedAt === undefined ? null : Date.now() - startedAt })
+  },
+})
+
+const hello = createAction({
+  name: 'hello',
+  description: 'Greets someone by name',
+  validation: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
+  hooks: {
+    before: [{ service: 'greetings', action: 'normalize', isCritical: true }],
+    after: [{ service: 'greetings', action: 'stamp', isCritical: false }],
+  },
+  handler: (data) => Ok({ greeting: `Hello, ${data.name}!` }),
+})
+
+const refuse = createAction({
+  name: 'refuse',
+  description: 'Always answers with an Err, to show the error envelope',
+  handler: () => Err('This action always refuses'),
+})
+
+export const greetings: Service = {
+  name: 'greetings',
+  description: 'Greetings: validation, hooks and an Err',
+  meta: { version: '1' },
+  actions: [normalize, stamp, hello, refuse],
+}

@@ -1,0 +1,163 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { messages } from './messages.js'
+import type { AuthResult, Resources, RestRequestContext } from './types.js'
+
+export type SessionName = 'rest' | 'ws' | 'rpc'
+export type SessionData = Record<string, unknown>
+
+/** What one request sees: nothing in it is shared with another request. */
+export interface RequestStore {
+  rest?: RestRequestContext
+  ws?: unknown
+  rpc?: unknown
+  sessions: Partial<Record<SessionName, SessionData>>
+  auth?: AuthResult
+}
+
+export interface HookLogEntry {
+  /** `service.action` of the hook. */
+  name: string
+  input: unknown
+  output: unknown
+  passed: boolean
+}
+
+/** The state of one execution, shared by its hooks. */
+export interface HookContext {
+  actionName: string
+  input: unknown
+  state: Record<string, unknown>
+  log: { before: HookLogEntry[]; after: HookLogEntry[] }
+  error?: string
+  output?: unknown
+}
+
+export type AuthUser = Record<string, unknown> & { userId: string; organizationId?: string }
+
+const requestStorage = new AsyncLocalStorage<RequestStore>()
+const executionStorage = new AsyncLocalStorage<HookContext>()
+
+/** Runs `fn` with `store` as the current request store. */
+export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
+  return requestStorage.run(store, fn)
+}
+
+/** The current request's store, or undefined outside a request. */
+export function getRequestStore(): RequestStore | undefined {
+  return requestStorage.getStore()
+}
+
+export function createRequestStore(rest?: RestRequestContext): RequestStore {
+  return { rest, sessions: {} }
+}
+
+export function createHookContext(actionName: string, input: unknown): HookContext {
+  return { actionName, input, state: {}, log: { before: [], after: [] } }
+}
+
+/** Runs one execution of an action with its own hook context. */
+export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T): T {
+  return executionStorage.run(hookContext, fn)
+}
+
+const requestScopedKeys = new Set(['rest', 'ws', 'rpc'])
+
+/** The one context of a server: resources, a key-value store, sessions, and the current execution's hook state. */
+export class ServerContext<TDB = unknown> {
+  readonly resources: Resources<TDB>
+  readonly #values = new Map<string, unknown>()
+  readonly #sessions: Partial<Record<SessionName, SessionData>> = {}
+  // Used only when hook methods are called outside an execution (at boot, in a script).
+  #idleHookContext: HookContext = createHookContext('', undefined)
+
+  constructor(resources: Resources<TDB> = {}) {
+    this.resources = resources
+  }
+
+  /** The backing map of `set`/`get`, read-only. */
+  get store(): ReadonlyMap<string, unknown> {
+    return this.#values
+  }
+
+  /** `rest`, `ws` and `rpc` are the current request's; every other key is shared. */
+  get<T = unknown>(key: string): T | undefined {
+    if (requestScopedKeys.has(key)) return requestStorage.getStore()?.[key as SessionName] as T | undefined
+    return this.#values.get(key) as T | undefined
+  }
+
+  set<T>(key: string, value: T): void {
+    if (requestScopedKeys.has(key)) {
+      const store = requestStorage.getStore()
+      if (store) store[key as SessionName] = value as never
+      return
+    }
+    this.#values.set(key, value)
+  }
+
+  /** Inside a request the session belongs to that request; outside, to this context. */
+  setSession(name: SessionName, data: SessionData): void {
+    const sessions = requestStorage.getStore()?.sessions ?? this.#sessions
+    sessions[name] = data
+  }
+
+  getSession(name: SessionName): SessionData | undefined {
+    const sessions = requestStorage.getStore()?.sessions ?? this.#sessions
+    return sessions[name]
+  }
+
+  /** The hook context of the execution in progress. */
+  get hookContext(): HookContext {
+    return executionStorage.getStore() ?? this.#idleHookContext
+  }
+
+  resetHookContext(actionName: string, input: unknown): void {
+    const fresh = createHookContext(actionName, input)
+    const current = executionStorage.getStore()
+    if (current) Object.assign(current, fresh, { error: undefined, output: undefined })
+    else this.#idleHookContext = fresh
+  }
+
+  updateHookState(key: string, value: unknown): void {
+    this.hookContext.state[key] = value
+  }
+
+  addHookLog(phase: 'before' | 'after', entry: HookLogEntry): void {
+    this.hookContext.log[phase].push(entry)
+  }
+
+  setHookError(error: string): void {
+    this.hookContext.error = error
+  }
+
+  setHookOutput(output: unknown): void {
+    this.hookContext.output = output
+  }
+
+  /** The verified identity of the current request, or undefined. */
+  getAuth(): AuthResult | undefined {
+    return requestStorage.getStore()?.auth
+  }
+
+  getUser(): AuthUser | undefined {
+    const auth = this.getAuth()
+    if (!auth) return undefined
+    return { ...auth.claims, userId: auth.userId, organizationId: auth.organizationId }
+  }
+}
+
+/** Creates a context; `createServer` makes the one a server uses. */
+export function createContext<TDB = unknown>(params: { resources?: Resources<TDB> } = {}): ServerContext<TDB> {
+  return new ServerContext<TDB>(params.resources)
+}
+
+let currentContext: ServerContext<any> | undefined
+
+export function setCurrentContext(context: ServerContext<any> | undefined): void {
+  currentContext = context
+}
+
+/** The context of the server created last, from anywhere after `createServer`. */
+export function getContext<TDB = unknown>(): ServerContext<TDB> {
+  if (!currentContext) throw new Error(messages.notInitialized)
+  return currentContext as ServerContext<TDB>
+}

@@ -1,0 +1,57 @@
+/** fastify-actions: the one public entry. Nothing outside this file is API. */
+export { createServer } from './server.js'
+export { createAction, createActions, createServices, type ActionDefinition } from './action.js'
+export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
+export {
+  ServerContext,
+  createContext,
+  getContext,
+  runInRequestScope,
+  getRequestStore,
+  type RequestStore,
+  type HookContext,
+  type HookLogEntry,
+  type SessionName,
+  type SessionData,
+  type AuthUser,
+} from './context.js'
+export { createEngine, type Engine, type EngineOptions, type Failure, type Authenticator } from './engine.js'
+export { toExternalResponse } from './envelope.js'
+export { messages } from './messages.js'
+export type { ValidationSchema, InferInput, ValidationIssue } from './validation.js'
+export type { StandardSchemaV1 } from './standard-schema.js'
+export type { Middleware, MiddlewareContext } from './middleware.js'
+export type { FetchFunction } from './fetch.js'
+export type {
+  Action,
+  ActionHandler,
+  ActionHooks,
+  ActionSpecial,
+  AfterActionHandler,
+  AfterActionHandlerArgs,
+  AuthConfig,
+  AuthResult,
+  BeforeActionHandler,
+  BeforeActionHandlerArgs,
+  CorsConfig,
+  CorsOptions,
+  CorsResolver,
+  CorsRouteRule,
+  DiscoveryConfig,
+  ExternalRequest,
+  ExternalResponse,
+  HookRef,
+  Intent,
+  LogEntry,
+  OnBootConfig,
+  RateLimitConfig,
+  Resources,
+  RestConfig,
+  RestInterface,
+  ServerConfig,
+  ServerInstance,
+  Service,
+  ServiceLogger,
+  UploadMode,
+  UploadsConfig,
+} from './types.js'

@@ -1,0 +1,102 @@
+import { createContext, setCurrentContext } from './context.js'
+import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
+import { createEngine } from './engine.js'
+import { messages } from './messages.js'
+import { createRestApp, normalizeBaseUrl } from './rest.js'
+import type { OnBootConfig, ServerConfig, ServerInstance } from './types.js'
+import type { ServerContext } from './context.js'
+
+export const DEFAULT_BOOT_WAIT = 10_000
+
+let instance: ServerInstance<any> | undefined
+
+/**
+ * Builds the server: validates the config, creates the context and the engine, runs `onBoot`,
+ * and creates the REST app when `config.rest` is given. The app is not listening yet:
+ * call `server.rest.app.listen({ port })`, or use `app.inject` / `app.fetch`.
+ */
+export async function createServer<TDB = unknown>(config: ServerConfig<TDB>): Promise<ServerInstance<TDB>> {
+  if (instance && config.forceNewInstance !== true) {
+    console.warn('createServer: a server already exists; returning it. Pass forceNewInstance: true for a new one.')
+    return instance as ServerInstance<TDB>
+  }
+  if (!Array.isArray(config.services) || config.services.length === 0) throw new Error(messages.emptyServices)
+
+  const context = createContext<TDB>({ resources: config.resources ?? {} })
+  const diagnostics = createDiagnostics(config.diagnostics === true, config.resources?.logger)
+  const engine = createEngine({
+    services: config.services,
+    diagnostics,
+    onBeforeActionHandler: config.onBeforeActionHandler,
+    onAfterActionHandler: config.onAfterActionHandler,
+    actionTimeout: config.actionTimeout,
+  })
+  setCurrentContext(context)
+
+  if (config.logServices !== false) {
+    console.table(
+      config.services.map((service) => ({
+        Service: service.name,
+        Description: service.description,
+        Actions: service.actions.length,
+      })),
+    )
+  }
+
+  if (config.onBoot) await boot(config.onBoot, context, diagnostics)
+
+  const rest = config.rest
+    ? await createRestApp({ engine, context, config, rest: config.rest, diagnostics })
+    : undefined
+
+  if (config.rest) {
+    const host = config.rest.host ?? 'localhost'
+    const port = config.rest.port ?? 8000
+    console.log(`POST http://${host}:${port}${normalizeBaseUrl(config.rest.baseUrl)}/services`)
+    if (config.rest.enableStatus === true) console.log(`GET http://${host}:${port}/status`)
+  }
+
+  const server: ServerInstance<TDB> = {
+    config,
+    engine,
+    context,
+    rest,
+    async close() {
+      if (rest) await rest.app.close()
+      if (instance === server) instance = undefined
+    },
+  }
+  instance = server
+  return server
+}
+
+/** Awaits `onBoot` against its deadline; a failure or timeout ends the process with code 1. */
+async function boot(onBoot: OnBootConfig, context: ServerContext<any>, diagnostics: Diagnostics): Promise<void> {
+  const maxWaitTime = onBoot.maxWaitTime ?? DEFAULT_BOOT_WAIT
+  const started = performance.now()
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), maxWaitTime)
+  })
+  try {
+    const outcome = await Promise.race([Promise.resolve(onBoot.fn(context)), deadline])
+    if (outcome === 'timeout') {
+      fatal(diagnostics, `onBoot timed out after ${maxWaitTime}ms`)
+    } else if (!outcome || outcome.ok !== true) {
+      fatal(diagnostics, `onBoot failed: ${outcome && outcome.ok === false ? outcome.error : 'it did not return a Result'}`)
+    } else {
+      console.log(`Booted in ${Math.round(performance.now() - started)}ms`)
+    }
+  } catch (error) {
+    fatal(diagnostics, `onBoot failed: ${errorMessage(error)}`)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function fatal(diagnostics: Diagnostics, message: string): never {
+  // A boot failure must be seen even with diagnostics off: the process is about to end.
+  if (diagnostics.enabled) diagnostics.error('createServer.onBoot', message)
+  else console.error(`[createServer.onBoot] ${message}`)
+  process.exit(1)
+}

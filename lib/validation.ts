@@ -1,0 +1,81 @@
+import type { Static, TSchema } from 'typebox'
+import { Compile } from 'typebox/compile'
+import type { StandardSchemaV1 } from './standard-schema.js'
+
+/** What an action's `validation` accepts: a TypeBox 1.x schema (or plain JSON Schema), or a Standard Schema v1 validator. */
+export type ValidationSchema = TSchema | StandardSchemaV1
+
+/** The handler's `data` type, derived from the schema. */
+export type InferInput<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : S extends TSchema
+    ? Static<S>
+    : Record<string, unknown>
+
+export interface ValidationIssue {
+  /** JSON pointer to the offending value, `''` for the root. */
+  path: string
+  message: string
+}
+
+export type ValidationOutcome =
+  | { ok: true; value: unknown }
+  | { ok: false; errors: ValidationIssue[] }
+
+/** A compiled validator: sync for TypeBox, possibly async for Standard Schema vendors. */
+export type Validator = (value: unknown) => ValidationOutcome | Promise<ValidationOutcome>
+
+export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
+  return typeof schema === 'object' && schema !== null && '~standard' in schema
+}
+
+/** Compiles a schema once, at boot. */
+export function compileValidator(schema: ValidationSchema): Validator {
+  if (isStandardSchema(schema)) {
+    const validate = schema['~standard'].validate
+    return (value) => {
+      const result = validate(value)
+      return result instanceof Promise ? result.then(fromStandard) : fromStandard(result)
+    }
+  }
+  const compiled = Compile(schema)
+  return (value) => {
+    if (compiled.Check(value)) return { ok: true, value }
+    const errors: ValidationIssue[] = []
+    for (const error of compiled.Errors(value)) errors.push({ path: error.instancePath, message: error.message })
+    return { ok: false, errors }
+  }
+}
+
+function fromStandard(result: StandardSchemaV1.Result<unknown>): ValidationOutcome {
+  if (!result.issues) return { ok: true, value: result.value }
+  return {
+    ok: false,
+    errors: result.issues.map((issue) => ({ path: toPointer(issue.path), message: issue.message })),
+  }
+}
+
+function toPointer(path: StandardSchemaV1.Issue['path']): string {
+  if (!path || path.length === 0) return ''
+  let pointer = ''
+  for (const segment of path) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment
+    pointer += '/' + String(key).replaceAll('~', '~0').replaceAll('/', '~1')
+  }
+  return pointer
+}
+
+/** The schema as JSON Schema for the `schema` intent, or null when it cannot be converted. */
+export function toJsonSchema(schema: ValidationSchema | null | undefined): Record<string, unknown> | null {
+  if (!schema) return null
+  try {
+    if (isStandardSchema(schema)) {
+      const convert = schema['~standard'].jsonSchema?.input
+      return convert ? convert({ target: 'draft-2020-12' }) : null
+    }
+    // TypeBox keeps its own markers non-enumerable, so a JSON round trip is the plain JSON Schema.
+    return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>
+  } catch {
+    return null
+  }
+}

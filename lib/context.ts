@@ -74,10 +74,8 @@ export class ServerContext<TDB = unknown> {
     this.resources = resources
   }
 
-  /** The backing map of `set`/`get`, read-only. */
-  get store(): ReadonlyMap<string, unknown> {
-    return this.#values
-  }
+  /** The backing map of `set`/`get`, as a read-only view. */
+  readonly store: ReadonlyMap<string, unknown> = readOnlyView(this.#values)
 
   /** `rest`, `ws` and `rpc` are the current request's; every other key is shared. */
   get<T = unknown>(key: string): T | undefined {
@@ -143,6 +141,21 @@ export class ServerContext<TDB = unknown> {
     if (!auth) return undefined
     return { ...auth.claims, userId: auth.userId, organizationId: auth.organizationId }
   }
+}
+
+function readOnlyView<K, V>(map: Map<K, V>): ReadonlyMap<K, V> {
+  return Object.freeze({
+    get: (key: K) => map.get(key),
+    has: (key: K) => map.has(key),
+    get size() {
+      return map.size
+    },
+    keys: () => map.keys(),
+    values: () => map.values(),
+    entries: () => map.entries(),
+    forEach: (fn: (value: V, key: K, view: ReadonlyMap<K, V>) => void) => map.forEach((value, key) => fn(value, key, map)),
+    [Symbol.iterator]: () => map.entries(),
+  })
 }
 
 /** Creates a context; `createServer` makes the one a server uses. */

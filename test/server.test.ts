@@ -1,0 +1,127 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { createServer, createAction, getContext, messages, Ok, type ServiceLogger } from '../lib/index.js'
+import { echoService } from './helpers/fixtures.js'
+
+const base = { serverName: 'srv', logServices: false, forceNewInstance: true, services: [echoService] }
+
+function runBoot(mode: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = fileURLToPath(new URL('./fixtures/boot.ts', import.meta.url))
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import=tsx', script], { env: { ...process.env, BOOT: mode, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
+    })
+  })
+}
+
+t.test('empty services throw a descriptive error', async (t) => {
+  await t.rejects(createServer({ ...base, services: [] }), { message: messages.emptyServices })
+  await t.rejects(createServer({ ...base, services: undefined as never }), { message: messages.emptyServices })
+})
+
+t.test('duplicates throw at boot', async (t) => {
+  await t.rejects(createServer({ ...base, services: [echoService, echoService] }), { message: "Duplicate service name 'tasks'" })
+})
+
+t.test('the services table is printed unless logServices is false', async (t) => {
+  const tables = t.capture(console, 'table')
+  const server = await createServer({ ...base, logServices: undefined })
+  t.teardown(() => server.close())
+  t.same(tables()[0].args[0], [{ Service: 'tasks', Description: 'Test tasks', Actions: 4 }])
+  const quiet = t.capture(console, 'table')
+  await createServer(base)
+  t.equal(quiet().length, 0)
+})
+
+t.test('printed URLs with the defaults and with host, port and status', async (t) => {
+  const logs = t.capture(console, 'log')
+  await createServer({ ...base, rest: { baseUrl: '/api', allowedOrigins: [] } })
+  t.same(logs().map((call) => call.args[0]), ['POST http://localhost:8000/api/services'])
+  const more = t.capture(console, 'log')
+  await createServer({ ...base, rest: { baseUrl: '/v2/', host: '0.0.0.0', port: 3000, allowedOrigins: [], enableStatus: true } })
+  t.same(more().map((call) => call.args[0]), ['POST http://0.0.0.0:3000/v2/services', 'GET http://0.0.0.0:3000/status'])
+})
+
+t.test('without rest there is no REST app; websocket and rpc are accepted and ignored', async (t) => {
+  const server = await createServer({ ...base, websocket: { port: 1 }, rpc: { enabled: true } })
+  t.equal(server.rest, undefined)
+  t.ok(server.engine)
+  t.equal(server.context, getContext())
+  t.same(await server.engine.executeAction('tasks', 'list', {}, server.context), { ok: true, value: [1, 2, 3] })
+})
+
+t.test('singleton rule: a second call returns the first instance with a warning', async (t) => {
+  const first = await createServer({ ...base, forceNewInstance: true })
+  const warnings = t.capture(console, 'warn')
+  const second = await createServer({ ...base, forceNewInstance: false, serverName: 'other' })
+  t.equal(second, first)
+  t.equal(warnings().length, 1)
+  const third = await createServer({ ...base, forceNewInstance: true })
+  t.not(third, first, 'forceNewInstance makes a new one')
+  t.equal(getContext(), third.context)
+})
+
+t.test('resources are attached to the context; diagnostics go through resources.logger', async (t) => {
+  const entries: { level: string; atFunction: string; message: string }[] = []
+  const logger: ServiceLogger = {
+    info: (e) => (entries.push({ level: 'info', ...e }), 'id-i'),
+    warn: (e) => (entries.push({ level: 'warn', ...e }), 'id-w'),
+    error: (e) => (entries.push({ level: 'error', ...e }), 'id-e'),
+  }
+  const flaky = createAction({ name: 'flaky', description: '', handler: () => { throw new Error('hook down') } })
+  const guarded = createAction({ name: 'guarded', description: '', hooks: { before: [{ service: 'd', action: 'flaky', isCritical: false }] }, handler: () => Ok(1) })
+  const server = await createServer({ ...base, diagnostics: true, resources: { logger, database: 'db' }, services: [{ name: 'd', description: '', actions: [flaky, guarded] }] })
+  t.equal(server.context.resources.database, 'db')
+  await server.engine.executeAction('d', 'guarded', {}, server.context)
+  t.match(entries, [{ level: 'warn', atFunction: 'engine.runHooks', message: /d\.flaky/ }])
+
+  const silent = await createServer({ ...base, resources: { logger }, services: [{ name: 'd', description: '', actions: [flaky, guarded] }] })
+  entries.length = 0
+  await silent.engine.executeAction('d', 'guarded', {}, silent.context)
+  t.same(entries, [], 'diagnostics off: nothing written')
+})
+
+t.test('diagnostics fall back to the console', async (t) => {
+  const flaky = createAction({ name: 'flaky', description: '', handler: () => { throw new Error('hook down') } })
+  const guarded = createAction({ name: 'guarded', description: '', hooks: { before: [{ service: 'd', action: 'flaky', isCritical: false }] }, handler: () => Ok(1) })
+  const server = await createServer({ ...base, diagnostics: true, services: [{ name: 'd', description: '', actions: [flaky, guarded] }] })
+  const warns = t.capture(console, 'warn')
+  await server.engine.executeAction('d', 'guarded', {}, server.context)
+  t.match(warns()[0].args[0], /\[engine\.runHooks\].*d\.flaky/)
+})
+
+t.test('onBoot: success logs Booted in <n>ms and createServer returns after it', async (t) => {
+  const result = await runBoot('ok')
+  t.equal(result.code, 0)
+  t.match(result.stdout, /Booted in \d+ms\n[\s\S]*AFTER BOOT/)
+})
+
+t.test('onBoot: an Err, a throw or a timeout exits with code 1 and never returns', async (t) => {
+  for (const [mode, text] of [
+    ['err', /onBoot failed: database unreachable/],
+    ['throw', /onBoot failed: boot exploded/],
+    ['timeout', /onBoot timed out after 200ms/],
+  ] as const) {
+    const result = await runBoot(mode)
+    t.equal(result.code, 1, `${mode}: exit code 1`)
+    t.match(result.stderr, text, `${mode}: logged`)
+    t.notMatch(result.stdout, /AFTER BOOT/, `${mode}: createServer never returned`)
+  }
+  const viaDiagnostics = await runBoot('timeout', { DIAGNOSTICS: '1' })
+  t.match(viaDiagnostics.stderr, /\[createServer\.onBoot\] onBoot timed out after 200ms/)
+})
+
+t.test('onBoot receives the context', async (t) => {
+  let seen: unknown
+  const server = await createServer({ ...base, onBoot: { fn: (context) => ((seen = context), Ok(null)) } })
+  t.equal(seen, server.context)
+})
+
+t.test('close() closes the REST app and frees the singleton', async (t) => {
+  const server = await createServer({ ...base, forceNewInstance: false, rest: { baseUrl: '/api', allowedOrigins: [] } })
+  await server.close()
+  const next = await createServer({ ...base, forceNewInstance: false })
+  t.not(next, server)
+  await next.close()
+})

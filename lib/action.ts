@@ -24,7 +24,7 @@ export interface ActionDefinition<S extends ValidationSchema | null | undefined,
 export function createAction<S extends ValidationSchema | null | undefined = undefined, TOutput = unknown>(
   definition: ActionDefinition<S, TOutput>,
 ): Action<InferInput<S>, TOutput> {
-  return definition as Action<InferInput<S>, TOutput>
+  return definition
 }
 
 /** Wraps a list of actions (optional; a plain array works the same). */

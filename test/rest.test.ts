@@ -108,3 +108,25 @@ t.test('a real listening socket answers the same envelopes', async (t) => {
   const status = await fetch(`${address}/status`)
   t.same(await status.json(), { status: true, message: 'test-server is running', data: {} })
 })
+
+t.test('a request too broken for Fastify still gets a JSON envelope over the socket', async (t) => {
+  const { connect } = await import('node:net')
+  const server = await buildServer()
+  t.teardown(() => server.close())
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = server.app.server.address() as { port: number }
+  const raw = (payload: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(payload))
+      let data = ''
+      socket.on('data', (chunk) => (data += chunk))
+      socket.on('close', () => resolve(data))
+      socket.on('error', reject)
+    })
+  const garbage = await raw('NOT HTTP AT ALL\r\n\r\n')
+  t.match(garbage, /^HTTP\/1\.1 400 Bad Request/)
+  t.match(garbage, /\{"status":false,"message":"Bad request","data":\{\}\}$/)
+  const hugeHeader = await raw(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+  t.match(hugeHeader, /^HTTP\/1\.1 431 /)
+  t.match(hugeHeader, /"status":false/)
+})

@@ -169,6 +169,10 @@ export function setCurrentContext(context: ServerContext<any> | undefined): void
   currentContext = context
 }
 
+export function getCurrentContext(): ServerContext<any> | undefined {
+  return currentContext
+}
+
 /** The context of the server created last, from anywhere after `createServer`. */
 export function getContext<TDB = unknown>(): ServerContext<TDB> {
   if (!currentContext) throw new Error(messages.notInitialized)

@@ -22,7 +22,7 @@ export function createDiscovery(engine: Engine): Discovery {
     visible.set(service.name, new Map(service.actions.filter(isVisible).map((action) => [action.name, action])))
   }
 
-  const exploreAll = success('Services listed', {
+  const exploreAll = success(messages.servicesListed, {
     services: services.value.map((service) => ({
       name: service.name,
       description: service.description,
@@ -36,7 +36,7 @@ export function createDiscovery(engine: Engine): Discovery {
   for (const [serviceName, actions] of visible) {
     exploreService.set(
       serviceName,
-      success(`Actions of service '${serviceName}' listed`, {
+      success(messages.actionsListed(serviceName), {
         actions: [...actions.values()].map((action) => ({
           name: action.name,
           description: action.description,
@@ -49,7 +49,7 @@ export function createDiscovery(engine: Engine): Discovery {
     for (const action of actions.values()) {
       exploreAction.set(
         `${serviceName}\u0000${action.name}`,
-        success(`Action '${serviceName}.${action.name}' described`, {
+        success(messages.actionDescribed(serviceName, action.name), {
           name: action.name,
           description: action.description,
           isProtected: action.isProtected === true,
@@ -63,8 +63,8 @@ export function createDiscovery(engine: Engine): Discovery {
   }
   const schemasOf = (actions: Map<string, Action>) =>
     Object.fromEntries([...actions.values()].map((action) => [action.name, schemaOf.get(action) ?? null]))
-  const schemaAll = success('Schemas exported', Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
-  const schemaService = new Map([...visible].map(([name, actions]) => [name, success(`Schemas of service '${name}' exported`, schemasOf(actions))]))
+  const schemaAll = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
+  const schemaService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
 
   const missing = (service: string, action: string): Failure =>
     visible.has(service) ? fail(400, messages.actionNotFound(service, action)) : fail(400, messages.serviceNotFound(service))
@@ -80,7 +80,7 @@ export function createDiscovery(engine: Engine): Discovery {
       if (action === '*') return schemaService.get(service) ?? missing(service, action)
       const found = visible.get(service)?.get(action)
       if (!found) return missing(service, action)
-      return success(`Schema of action '${service}.${action}' exported`, { [action]: schemaOf.get(found) ?? null })
+      return success(messages.actionSchemaExported(service, action), { [action]: schemaOf.get(found) ?? null })
     },
   }
 }

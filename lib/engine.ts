@@ -1,3 +1,4 @@
+import { DrizzleQueryError } from 'drizzle-orm/errors'
 import { Err, Ok, isResult, type ErrResult, type Result } from './result.js'
 import { messages } from './messages.js'
 import { compileValidator, type Validator } from './validation.js'
@@ -14,8 +15,17 @@ export interface Failure extends ErrResult<string> {
   readonly data: Record<string, unknown>
 }
 
+// Only failures made here carry an HTTP status: a user's Err-shaped object never picks its own.
+const failures = new WeakSet<object>()
+
 export function fail(status: number, message: string, data: Record<string, unknown> = {}): Failure {
-  return { ok: false, error: message, status, data }
+  const failure: Failure = { ok: false, error: message, status, data }
+  failures.add(failure)
+  return failure
+}
+
+export function isFailure(value: unknown): value is Failure {
+  return typeof value === 'object' && value !== null && failures.has(value)
 }
 
 /** Verifies the caller of a protected action; fills the request's auth result or answers a Failure. */
@@ -104,6 +114,12 @@ export function createEngine(options: EngineOptions): Engine {
   let authenticate = options.authenticate
   const serviceList = options.services.slice()
 
+  /** A programming error: logged for the developer, a 500 for the client. */
+  function notAResult(what: string): Failure {
+    diagnostics.error('engine.executeAction', messages.notAResult(what))
+    return fail(500, messages.internal)
+  }
+
   function lookup(serviceName: string, actionName: string): CompiledAction | Failure {
     const service = registry.get(serviceName)
     if (!service) return fail(400, messages.serviceNotFound(serviceName))
@@ -123,14 +139,11 @@ export function createEngine(options: EngineOptions): Engine {
     try {
       const pending = compiled.action.handler(data, context)
       const result = compiled.timeout ? await withTimeout(pending, compiled) : await pending
-      if (!isResult(result)) {
-        diagnostics.error('engine.runAction', messages.handlerNotResult(compiled.serviceName, compiled.action.name))
-        return fail(500, messages.internal)
-      }
+      if (!isResult(result)) return notAResult(compiled.name)
       return result as Result<unknown, string>
     } catch (error) {
       if (error instanceof ActionTimeout) return fail(504, error.message)
-      return Err(errorMessage(error))
+      return Err(clientMessage(error))
     }
   }
 
@@ -170,6 +183,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
     if (globalBefore) {
       const gate = await globalBefore({ nileContext: context, action, payload })
+      if (!isResult(gate)) return notAResult('onBeforeActionHandler')
       if (!gate.ok) return gate
     }
     let input = payload
@@ -180,7 +194,10 @@ export function createEngine(options: EngineOptions): Engine {
     }
     let result = await runAction(compiled, input, context)
     if (result.ok && compiled.after.length > 0) result = await runHooks(compiled.after, 'after', result.value, context)
-    if (globalAfter) result = await globalAfter({ nileContext: context, action, payload, result })
+    if (globalAfter) {
+      result = await globalAfter({ nileContext: context, action, payload, result })
+      if (!isResult(result)) return notAResult('onAfterActionHandler')
+    }
     if (result.ok) context.setHookOutput(result.value)
     else context.setHookError(result.error)
     return result
@@ -200,7 +217,7 @@ export function createEngine(options: EngineOptions): Engine {
         return await runPipeline(compiled, payload, context)
       } catch (error) {
         // A throwing global handler or authenticator: the same rule as a throwing handler.
-        return Err(errorMessage(error))
+        return Err(clientMessage(error))
       }
     })
   }
@@ -220,6 +237,15 @@ export function createEngine(options: EngineOptions): Engine {
       authenticate = next
     },
   }
+}
+
+/**
+ * The text a thrown exception answers with. Drizzle wraps every query error as
+ * `Failed query: <SQL> params: <values>`: the client gets the driver's own message, never the SQL.
+ */
+function clientMessage(error: unknown): string {
+  if (error instanceof DrizzleQueryError && error.cause instanceof Error) return error.cause.message
+  return errorMessage(error)
 }
 
 function withTimeout<T>(pending: T | Promise<T>, compiled: CompiledAction): Promise<T> {

@@ -1,6 +1,7 @@
 import type { Result } from './result.js'
 import type { ExternalResponse } from './types.js'
 import { messages } from './messages.js'
+import { isFailure } from './engine.js'
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object') return false
@@ -22,8 +23,7 @@ export function toExternalResponse(result: Result<unknown, string>, service: str
 /** The HTTP status of a Result: 200 for Ok, the Failure's own status, else 400. */
 export function statusOf(result: Result<unknown, string>): number {
   if (result.ok) return 200
-  const status = (result as { status?: unknown }).status
-  return typeof status === 'number' ? status : 400
+  return isFailure(result) ? result.status : 400
 }
 
 export function success(message: string, data: Record<string, unknown> = {}): ExternalResponse {
@@ -35,6 +35,5 @@ export function failure(message: string, data: Record<string, unknown> = {}): Ex
 }
 
 function dataOf(result: object): Record<string, unknown> {
-  const data = (result as { data?: unknown }).data
-  return isPlainObject(data) ? data : {}
+  return isFailure(result) ? result.data : {}
 }

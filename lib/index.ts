@@ -52,6 +52,14 @@ export type {
   ServerInstance,
   Service,
   ServiceLogger,
+  RestRequestContext,
   UploadMode,
   UploadsConfig,
 } from './types.js'
+export { handleError, type HandleErrorParams } from './handle-error.js'
+export * from './db/index.js'
+/** The contract of a custom `rateLimiting.store` (the store of @fastify/rate-limit). */
+export type { FastifyRateLimitStore as RateLimitStore, FastifyRateLimitStoreCtor as RateLimitStoreConstructor } from '@fastify/rate-limit'
+export type { CorsOrigin, CorsRequestContext } from './types.js'
+export { detectMimeType } from './uploads/mime.js'
+export type { UploadPayload } from './uploads/form.js'

@@ -5,6 +5,7 @@
 export const messages = {
   invalidBody: 'Invalid or missing JSON body',
   invalidRequest: 'Invalid request body',
+  badUrl: 'Malformed URL',
   validationFailed: 'Validation failed',
   discoveryDisabled: 'API discovery is disabled',
   discoverySecret: 'Invalid or missing discovery secret',
@@ -12,6 +13,7 @@ export const messages = {
   bodyTooLarge: 'Request body too large',
   internal: 'Internal server error',
   formDataRouting: "Form-data must include 'intent', 'service', and 'action' fields",
+  singletonReused: 'createServer: a server already exists; returning it. Pass forceNewInstance: true for a new one.',
   emptyServices: 'createServer: config.services must contain at least one service',
   notInitialized: 'getContext: Server not initialized. Call createServer first.',
   noDatabase: 'createModel: No database available.',
@@ -26,6 +28,69 @@ export const messages = {
   authFailed: (reason: string) => `Authentication failed: ${reason}`,
   rateLimited: (seconds: number) => `Rate limit exceeded, retry in ${seconds} seconds`,
   actionTimedOut: (name: string, ms: number) => `Action '${name}' timed out after ${ms}ms`,
-  handlerNotResult: (service: string, action: string) =>
-    `Action '${service}.${action}' returned a value that is not a Result; return Ok(value) or Err(message)`,
+  notAResult: (what: string) => `'${what}' returned a value that is not a Result; return Ok(value) or Err(message)`,
+  servicesListed: 'Services listed',
+  actionsListed: (service: string) => `Actions of service '${service}' listed`,
+  actionDescribed: (service: string, action: string) => `Action '${service}.${action}' described`,
+  schemasExported: 'Schemas exported',
+  serviceSchemasExported: (service: string) => `Schemas of service '${service}' exported`,
+  actionSchemaExported: (service: string, action: string) => `Schema of action '${service}.${action}' exported`,
+  corsAllowedOrigins: 'createServer: rest.allowedOrigins must be an array of origin strings',
+  corsInvalidOptions: 'CORS options must be an object',
+  corsInvalidOption: (name: string) => `CORS option '${name}' has an invalid value`,
+  corsInvalidRule: (index: number) =>
+    `createServer: rest.cors.addCors${index >= 0 ? `[${index}]` : ''} must be a list of { path, options?, resolver? } rules`,
+  corsInvalidResolverResult: (type: string) => `CORS resolver returned a ${type}; expected a boolean, options or undefined`,
+  corsRuleFailed: (path: string, error: string) => `CORS rule '${path}' failed, origin denied: ${error}`,
+  staticDirFailed: (dir: string, error: string) => `createServer: cannot create staticDir '${dir}': ${error}`,
+  staticUnavailable: (runtime: string, error: string) =>
+    `static adapter for runtime '${runtime}' failed to load; /assets/* is not served: ${error}`,
+  staticNoPlugin: 'the module has no Fastify plugin as its default export',
+  /** The `<reason>` of `authFailed(reason)`. */
+  authReasons: {
+    missingToken: 'missing token',
+    badScheme: "expected 'Bearer <token>'",
+    malformed: 'malformed token',
+    unsigned: 'token is not signed',
+    algorithm: 'token algorithm not allowed',
+    signature: 'invalid signature',
+    expired: 'token expired',
+    notYetValid: 'token not yet valid',
+    invalid: 'invalid token',
+    noUserId: 'token has no user id',
+    noRequest: 'no HTTP request to read a token from',
+  },
+  authNoSecret: 'createServer: auth.secret must be a non-empty string',
+  authBadMethod: (method: string) => `createServer: auth.method must be 'header' or 'cookie', got '${method}'`,
+  authBadAlgorithms: "createServer: auth.algorithms must list at least one signing algorithm and never 'none'",
+  rateLimitKeyFallback: (header: string, source: string) =>
+    `no '${header}' header; rate limit keyed by ${source === 'unknown-client' ? "the shared 'unknown-client' key" : `'${source}'`}`,
+  rateLimitStoreDown: (error: string) => `rate-limit store failed, requests are served without rate limiting: ${error}`,
+  rateLimitStoreUp: 'rate-limit store answers again, rate limiting resumed',
+  // Data helpers (lib/handle-error.ts, lib/db/)
+  noLogger: 'handleError: No logger available. Pass one or set resources.logger.',
+  noTransactionDatabase: 'createTransactionVariant: No database available.',
+  notATable: 'getValidationSchemas: expected a Drizzle table',
+  relationSchema: 'getValidationSchemas: got a relations(...) schema; pass the table itself',
+  noIdColumn: (table: string) => `createModel: table '${table}' has no 'id' column or single-column primary key`,
+  notFound: (entity: string) => `${capitalize(entity)} not found`,
+  invalidData: (entity: string) => `Invalid ${entity} data`,
+  creationNoData: (entity: string) => `${capitalize(entity)} creation returned no data`,
+  unknownCursorColumn: (column: string, entity: string) => `Cursor column '${column}' does not exist on ${entity} table`,
+  invalidPagination: 'Invalid pagination options',
+  // Uploads (lib/uploads/, plugins/uploads.ts)
+  invalidMultipart: 'Invalid multipart form-data body',
+  reservedFieldName: "form-data field names such as '__proto__' or 'constructor' are not allowed",
+  uploadLimitExceeded: 'upload limit exceeded',
+  fileTypeNotAllowed: 'file type not allowed',
+  mixedKeyTypes: 'mixed key types not allowed',
+  mixedKeyTypesHint:
+    "In flat upload mode a form key carries files or text values, not both: rename the keys or set isSpecial.uploadMode to 'structured'",
+  fileNameTooLong: 'file name too long',
+  emptyFile: 'empty file not allowed',
+  fileTooSmall: 'file too small',
 } as const
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}

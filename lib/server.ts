@@ -1,6 +1,6 @@
-import { createContext, setCurrentContext } from './context.js'
+import { createContext, getCurrentContext, setCurrentContext } from './context.js'
 import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
-import { createEngine } from './engine.js'
+import { createEngine, fail } from './engine.js'
 import { messages } from './messages.js'
 import { createRestApp, normalizeBaseUrl } from './rest.js'
 import type { OnBootConfig, ServerConfig, ServerInstance } from './types.js'
@@ -9,6 +9,7 @@ import type { ServerContext } from './context.js'
 export const DEFAULT_BOOT_WAIT = 10_000
 
 let instance: ServerInstance<any> | undefined
+let pending: Promise<ServerInstance<any>> | undefined
 
 /**
  * Builds the server: validates the config, creates the context and the engine, runs `onBoot`,
@@ -16,11 +17,23 @@ let instance: ServerInstance<any> | undefined
  * call `server.rest.app.listen({ port })`, or use `app.inject` / `app.fetch`.
  */
 export async function createServer<TDB = unknown>(config: ServerConfig<TDB>): Promise<ServerInstance<TDB>> {
-  if (instance && config.forceNewInstance !== true) {
-    console.warn('createServer: a server already exists; returning it. Pass forceNewInstance: true for a new one.')
-    return instance as ServerInstance<TDB>
-  }
   if (!Array.isArray(config.services) || config.services.length === 0) throw new Error(messages.emptyServices)
+  if (config.forceNewInstance !== true) {
+    const existing = instance ?? pending
+    if (existing) {
+      console.warn(messages.singletonReused)
+      return existing as Promise<ServerInstance<TDB>>
+    }
+    // Two calls racing at start-up share one server.
+    pending = build(config).finally(() => {
+      pending = undefined
+    })
+    return pending as Promise<ServerInstance<TDB>>
+  }
+  return build(config)
+}
+
+async function build<TDB>(config: ServerConfig<TDB>): Promise<ServerInstance<TDB>> {
 
   const context = createContext<TDB>({ resources: config.resources ?? {} })
   const diagnostics = createDiagnostics(config.diagnostics === true, config.resources?.logger)
@@ -31,6 +44,8 @@ export async function createServer<TDB = unknown>(config: ServerConfig<TDB>): Pr
     onAfterActionHandler: config.onAfterActionHandler,
     actionTimeout: config.actionTimeout,
   })
+  // Protected actions fail closed: without a REST interface there is no request to read a token from.
+  if (config.auth) engine.setAuthenticator(() => fail(401, messages.authFailed(messages.authReasons.noRequest)))
   setCurrentContext(context)
 
   if (config.logServices !== false) {
@@ -46,7 +61,17 @@ export async function createServer<TDB = unknown>(config: ServerConfig<TDB>): Pr
   if (config.onBoot) await boot(config.onBoot, context, diagnostics)
 
   const rest = config.rest
-    ? await createRestApp({ engine, context, config, rest: config.rest, diagnostics })
+    ? await createRestApp({
+        engine,
+        context,
+        config,
+        rest: config.rest,
+        // rest.diagnostics, when given, switches the REST layer's diagnostics on or off on its own.
+        diagnostics:
+          config.rest.diagnostics === undefined
+            ? diagnostics
+            : createDiagnostics(config.rest.diagnostics, config.resources?.logger),
+      })
     : undefined
 
   if (config.rest) {
@@ -64,6 +89,7 @@ export async function createServer<TDB = unknown>(config: ServerConfig<TDB>): Pr
     async close() {
       if (rest) await rest.app.close()
       if (instance === server) instance = undefined
+      if (getCurrentContext() === context) setCurrentContext(undefined)
     },
   }
   instance = server

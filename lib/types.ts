@@ -4,6 +4,8 @@ import type { ValidationSchema } from './validation.js'
 import type { ServerContext } from './context.js'
 import type { Engine } from './engine.js'
 import type { Middleware } from './middleware.js'
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import type { Redis } from 'ioredis'
 
 /** Names another action to run as a hook. */
 export interface HookRef {
@@ -130,10 +132,10 @@ export interface RateLimitConfig {
   standardHeaders?: boolean
   /** The request header whose value is the client key; rate limiting is on only when it is set. */
   limitingHeader: string
-  /** A custom @fastify/rate-limit store constructor. */
-  store?: unknown
+  /** A custom @fastify/rate-limit store constructor (`new Store(options)` with `incr`, `child`); wins over `redis`. */
+  store?: FastifyRateLimitStoreCtor
   /** An ioredis client: counters shared by every instance that uses the same Redis. */
-  redis?: unknown
+  redis?: Redis
   diagnostics?: boolean
 }
 
@@ -150,6 +152,10 @@ export interface UploadsConfig {
     minFileSize?: number
     maxTotalSize?: number
     maxFilenameLength?: number
+    /** Text fields per form, the routing fields included (default 100). */
+    maxFields?: number
+    /** Bytes per text field (default 64 KiB). */
+    maxFieldSize?: number
   }
   allow?: {
     mimeTypes?: string[]
@@ -205,6 +211,8 @@ export interface RestConfig {
   discovery?: DiscoveryConfig
   /** Largest JSON body in bytes (default 1 MiB); a larger one is a 413 envelope. */
   bodyLimit?: number
+  /** Longest time in ms to receive a whole request, headers and body (default 30000); a slower client gets a 408. */
+  requestTimeout?: number
 }
 
 export interface OnBootConfig {

@@ -25,6 +25,7 @@ export function toErrorAnswer(error: FastifyError | Error): ErrorAnswer {
   if (invalidBodyCodes.has(code) || (error instanceof SyntaxError && statusCode === 400)) {
     return { status: 400, message: messages.invalidBody, data: {} }
   }
+  if (code === 'FST_ERR_BAD_URL') return { status: 400, message: messages.badUrl, data: {} }
   if (code === 'FST_ERR_VALIDATION') {
     const validation = (error as FastifyError).validation ?? []
     const errors = validation.map((issue) => ({ path: issue.instancePath, message: issue.message ?? '' }))

@@ -11,9 +11,10 @@ import type { DiscoveryConfig, ExternalRequest, ExternalResponse } from '../lib/
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is
  * `{ fields, files }` (for explore/schema: the form's `discoverySecret` as `payload.discoverySecret`),
- * or answers a Failure. The uploads plugin provides it; without it multipart is a 415.
+ * or answers a Failure. The uploads plugin provides it; without it multipart is a 415. It gets the reply
+ * to manage the connection when it answers before the body was read to its end.
  */
-export type MultipartReader = (request: FastifyRequest) => Promise<ExternalRequest | Failure>
+export type MultipartReader = (request: FastifyRequest, reply: FastifyReply) => Promise<ExternalRequest | Failure>
 
 export interface ServicesPluginOptions {
   engine: Engine
@@ -43,10 +44,9 @@ function isFailure(value: ExternalRequest | Failure): value is Failure {
 /** `POST {baseUrl}/services`: one endpoint, three intents. */
 export async function servicesPlugin(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
   const { engine, context, baseUrl } = options
-  const discoveryEnabled = options.discovery?.enabled === true
   const discoverySecret = options.discovery?.secret
-  let discovery: Discovery | undefined
-  const discover = () => (discovery ??= createDiscovery(engine))
+  // Services are fixed at boot, so every discovery answer is built once, here.
+  const discovery: Discovery | undefined = options.discovery?.enabled === true ? createDiscovery(engine) : undefined
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
@@ -55,14 +55,6 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
 
   const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
 
-  function guardDiscovery(payload: Record<string, unknown>): ExternalResponse | undefined {
-    if (!discoveryEnabled) return failure(messages.discoveryDisabled)
-    if (discoverySecret !== undefined && !sameSecret(payload.discoverySecret, discoverySecret)) {
-      return failure(messages.discoverySecret)
-    }
-    return undefined
-  }
-
   async function dispatch(reply: FastifyReply, request: ExternalRequest) {
     const { intent, service, action, payload } = request
     if (intent === 'execute') {
@@ -70,16 +62,18 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
       const result = await engine.executeAction(service, action, payload, context)
       return send(reply, statusOf(result), toExternalResponse(result, service, action))
     }
-    const denied = guardDiscovery(payload)
-    if (denied) return send(reply, 403, denied)
-    const answer = intent === 'explore' ? discover().explore(service, action) : discover().schema(service, action)
+    if (!discovery) return send(reply, 403, failure(messages.discoveryDisabled))
+    if (discoverySecret !== undefined && !sameSecret(payload.discoverySecret, discoverySecret)) {
+      return send(reply, 403, failure(messages.discoverySecret))
+    }
+    const answer = intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action)
     if ('ok' in answer) return send(reply, answer.status, failure(answer.error, answer.data))
     return send(reply, 200, answer)
   }
 
   app.post(`${baseUrl}/services`, { bodyLimit: options.bodyLimit }, async (request, reply) => {
     if (readMultipart && isMultipart(request)) {
-      const parsed = await readMultipart(request)
+      const parsed = await readMultipart(request, reply)
       if (isFailure(parsed)) return send(reply, parsed.status, failure(parsed.error, parsed.data))
       return dispatch(reply, parsed)
     }

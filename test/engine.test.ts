@@ -285,3 +285,34 @@ t.test('timeouts answer 504 instead of hanging', async (t) => {
     data: {},
   })
 })
+
+t.test('global handlers that return a non-Result are a 500, logged for the developer', async (t) => {
+  const errors: unknown[] = []
+  const logger = { info: () => 'i', warn: () => 'w', error: (entry: unknown) => (errors.push(entry), 'e') }
+  const action = createAction({ name: 'a', description: '', handler: () => Ok(1) })
+  const before = createEngine({ services: [service([action])], diagnostics: createDiagnostics(true, logger), onBeforeActionHandler: (() => undefined) as never })
+  t.same(await before.executeAction('svc', 'a', {}, context), { ok: false, error: messages.internal, status: 500, data: {} })
+  const after = createEngine({ services: [service([action])], diagnostics: createDiagnostics(true, logger), onAfterActionHandler: (() => 'oops') as never })
+  t.same(await after.executeAction('svc', 'a', {}, context), { ok: false, error: messages.internal, status: 500, data: {} })
+  t.match(errors, [{ message: messages.notAResult('onBeforeActionHandler') }, { message: messages.notAResult('onAfterActionHandler') }])
+})
+
+t.test('an Err-shaped object from user code cannot choose its HTTP status', async (t) => {
+  const { statusOf, toExternalResponse } = await import('../lib/envelope.js')
+  const sneaky = { ok: false as const, error: 'x', status: 200, data: { leaked: true } }
+  t.equal(statusOf(sneaky), 400)
+  t.same(toExternalResponse(sneaky, 's', 'a'), { status: false, message: 'x', data: {} })
+})
+
+t.test('a thrown Drizzle query error answers with the driver message, never the SQL', async (t) => {
+  const { DrizzleQueryError } = await import('drizzle-orm/errors')
+  const leaky = createAction({
+    name: 'leaky',
+    description: '',
+    handler: () => {
+      throw new DrizzleQueryError('select * from users where password = $1', ['hunter2'], new Error('relation "users" does not exist'))
+    },
+  })
+  const engine = createEngine({ services: [service([leaky])] })
+  t.same(await engine.executeAction('svc', 'leaky', {}, context), { ok: false, error: 'relation "users" does not exist' })
+})

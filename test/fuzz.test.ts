@@ -60,7 +60,7 @@ function poisoned(inner: string, key: '__proto__' | 'constructor'): string {
     : `{"intent":"execute","service":"tasks","action":"echo","payload":{"constructor":{"prototype":${inner}}}}`
 }
 
-const bodies: fc.Arbitrary<{ body: string | Uint8Array; contentType: string | undefined }> = fc.oneof(
+const bodies: fc.Arbitrary<{ body: string | Uint8Array<ArrayBuffer>; contentType: string | undefined }> = fc.oneof(
   envelopeLike.map((value) => ({ body: safeStringify(value), contentType: 'application/json' })),
   fc.jsonValue().map((value) => ({ body: JSON.stringify(value), contentType: 'application/json' })),
   fc.string({ unit: 'binary' }).map((body) => ({ body, contentType: 'application/json' })),
@@ -77,7 +77,7 @@ const bodies: fc.Arbitrary<{ body: string | Uint8Array; contentType: string | un
     contentType: 'application/json',
   })),
   fc.tuple(envelopeLike, fc.constantFrom(...contentTypes)).map(([value, contentType]) => ({ body: safeStringify(value), contentType })),
-  fc.tuple(fc.uint8Array({ maxLength: 4096 }), fc.constantFrom(...contentTypes, undefined)).map(([body, contentType]) => ({ body, contentType })),
+  fc.tuple(fc.uint8Array({ maxLength: 4096 }), fc.constantFrom(...contentTypes, undefined)).map(([bytes, contentType]) => ({ body: new Uint8Array(bytes), contentType })),
   fc.string().map((junk) => ({
     body: `------fuzz\r\nContent-Disposition: form-data; name="intent"\r\n\r\n${junk}\r\n------fuzz\r\nContent-Disposition: form-data; name="file"; filename="${junk}"\r\n\r\n${junk}`,
     contentType: 'multipart/form-data; boundary=----fuzz',

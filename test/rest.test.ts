@@ -30,7 +30,7 @@ t.test('a malformed URL is an envelope, not Fastify’s shape', async (t) => {
   t.teardown(() => server.close())
   const response = await server.app.inject({ method: 'POST', url: '/api/%E0%A4%A' })
   t.equal(response.statusCode, 400)
-  t.equal(response.json().status, false)
+  t.same(response.json(), { status: false, message: messages.badUrl, data: {} })
 })
 
 t.test('custom routes and plugins added after createServer', async (t) => {

@@ -125,3 +125,29 @@ t.test('close() closes the REST app and frees the singleton', async (t) => {
   t.not(next, server)
   await next.close()
 })
+
+t.test('with auth but no REST interface, protected actions fail closed', async (t) => {
+  const guarded = createAction({ name: 'guarded', description: '', isProtected: true, handler: () => Ok('secret') })
+  const open = createAction({ name: 'open', description: '', handler: () => Ok('open') })
+  const server = await createServer({ ...base, auth: { secret: 'x'.repeat(32) }, services: [{ name: 'a', description: '', actions: [guarded, open] }] })
+  t.same(await server.engine.executeAction('a', 'guarded', {}, server.context), {
+    ok: false,
+    error: messages.authFailed(messages.authReasons.noRequest),
+    status: 401,
+    data: {},
+  })
+  t.same(await server.engine.executeAction('a', 'open', {}, server.context), { ok: true, value: 'open' })
+})
+
+t.test('concurrent createServer calls share one server; getContext throws again after close', async (t) => {
+  const [a, b] = await Promise.all([createServer({ ...base, forceNewInstance: false }), createServer({ ...base, forceNewInstance: false })])
+  t.equal(a, b)
+  await a.close()
+  t.throws(() => getContext(), { message: messages.notInitialized })
+})
+
+t.test('an invalid config is rejected even when a server exists', async (t) => {
+  const first = await createServer({ ...base, forceNewInstance: false })
+  t.teardown(() => first.close())
+  await t.rejects(createServer({ ...base, forceNewInstance: false, services: [] }), { message: messages.emptyServices })
+})

@@ -1,0 +1,82 @@
+import fp from 'fastify-plugin'
+import fastifyCookie from '@fastify/cookie'
+import fastifyJwt, { type FastifyJWTOptions } from '@fastify/jwt'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { bearerToken, identityOf, resolveAuthOptions, verificationFailureReason, type AuthOptions } from '../lib/auth.js'
+import { getRequestStore } from '../lib/context.js'
+import { fail, type Authenticator, type Engine } from '../lib/engine.js'
+import { messages } from '../lib/messages.js'
+import { Ok } from '../lib/result.js'
+import type { AuthConfig, RestRequestContext } from '../lib/types.js'
+
+export interface AuthPluginOptions {
+  auth: AuthConfig
+  engine: Engine
+}
+
+type TokenLookup = (request: FastifyRequest) => { token: string } | { reason: string }
+
+function tokenLookup(options: AuthOptions): TokenLookup {
+  if (options.method === 'cookie') {
+    return (request) => {
+      const token = request.cookies[options.cookieName]
+      return token ? { token } : { reason: messages.authReasons.missingToken }
+    }
+  }
+  return (request) => {
+    const value = request.headers[options.headerName]
+    return bearerToken(Array.isArray(value) ? value[0] : value)
+  }
+}
+
+const denied = (reason: string) => fail(401, messages.authFailed(reason))
+
+/** Verifies the token of the current request and stores its identity in the request store. */
+function createAuthenticator(app: FastifyInstance, lookup: TokenLookup): Authenticator {
+  return (context) => {
+    const store = getRequestStore()
+    const rest = context.get<RestRequestContext>('rest')
+    if (!store || !rest) return denied(messages.authReasons.noRequest)
+    const found = lookup(rest.req)
+    if ('reason' in found) return denied(found.reason)
+    let claims: Record<string, unknown>
+    try {
+      claims = app.jwt.verify<Record<string, unknown>>(found.token)
+    } catch (error) {
+      return denied(verificationFailureReason(error))
+    }
+    const identity = identityOf(claims)
+    if (!identity) return denied(messages.authReasons.noUserId)
+    store.auth = identity
+    return Ok(identity)
+  }
+}
+
+/**
+ * JWT authentication for protected actions: @fastify/jwt verifies (signature, algorithm, `exp`, `nbf`),
+ * the engine calls the authenticator before the global before handler. `app.jwt.sign` and
+ * `request.jwtVerify()` are available to custom routes, reading the token from the same place.
+ */
+export const authPlugin = fp<AuthPluginOptions>(
+  async function auth(app, { auth, engine }) {
+    const options = resolveAuthOptions(auth)
+    const lookup = tokenLookup(options)
+    if (options.method === 'cookie') await app.register(fastifyCookie)
+    const hmacOnly = options.algorithms.every((algorithm) => algorithm.startsWith('HS'))
+    const jwtOptions: FastifyJWTOptions = {
+      // A public key (RS/ES/PS/EdDSA) can only verify: @fastify/jwt then runs in verify-only mode, without `sign`.
+      secret: hmacOnly ? options.secret : { public: options.secret },
+      verify: {
+        // fast-jwt rejects an unknown algorithm name at registration, so the string list needs no narrowing here.
+        algorithms: options.algorithms as NonNullable<NonNullable<FastifyJWTOptions['verify']>['algorithms']>,
+        extractToken: (request) => {
+          const found = lookup(request)
+          return 'token' in found ? found.token : undefined
+        },
+      },
+    }
+    await app.register(fastifyJwt, jwtOptions)
+    engine.setAuthenticator(createAuthenticator(app, lookup))
+  },
+  { name: 'fastify-actions-auth', fastify: '5.x' },
+)

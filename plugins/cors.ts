@@ -1,0 +1,196 @@
+import fp from 'fastify-plugin'
+import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
+import type { FastifyRequest } from 'fastify'
+import { compilePathMatcher, pathOf } from '../lib/middleware.js'
+import { errorMessage } from '../lib/diagnostics.js'
+import { messages } from '../lib/messages.js'
+import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from '../lib/types.js'
+
+/** The specification's defaults; `origin` comes from `allowedOrigins` (or `*` when it is empty). */
+export const CORS_DEFAULTS = {
+  credentials: true,
+  allowHeaders: ['Content-Type', 'Authorization'],
+  allowMethods: ['POST', 'GET', 'OPTIONS'],
+  exposeHeaders: ['Content-Length'],
+  maxAge: 600,
+} as const
+
+export interface CorsPluginOptions {
+  allowedOrigins: string[]
+  cors?: CorsConfig
+}
+
+/** Every field filled: the defaults with `cors.defaults` (or a rule's options) merged over them. */
+type ResolvedCorsOptions = Required<CorsOptions>
+
+/** The @fastify/cors options for one request. A fixed policy returns one object built at boot. */
+type Policy = (origin: string, req: FastifyRequest) => FastifyCorsOptions
+
+interface CompiledRule {
+  path: string
+  matches: (path: string) => boolean
+  decide: Policy
+}
+
+const optionKeys = ['origin', 'allowMethods', 'allowHeaders', 'maxAge', 'credentials', 'exposeHeaders'] as const
+
+/** An origin list that matches no request: @fastify/cors then writes no allow-origin header. */
+const noOrigin: string[] = Object.freeze([]) as unknown as string[]
+
+/** `cors.enabled` is on unless it is exactly `false`. */
+export function isCorsEnabled(cors: CorsConfig | undefined): boolean {
+  return cors?.enabled !== false
+}
+
+/** `over` merged onto `base`; an `undefined` field keeps the base value. */
+function mergeOptions(base: ResolvedCorsOptions, over: CorsOptions | undefined): ResolvedCorsOptions {
+  if (over === undefined || over === null) return base
+  if (typeof over !== 'object') throw new TypeError(messages.corsInvalidOptions)
+  const merged = { ...base }
+  for (const key of optionKeys) {
+    if (over[key] !== undefined) (merged as Record<string, unknown>)[key] = over[key]
+  }
+  return merged
+}
+
+function headerList(name: string, value: unknown): string {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new TypeError(messages.corsInvalidOption(name))
+  }
+  return value.join(', ')
+}
+
+/** A fixed origin for @fastify/cors: `*`, or the list whose members are echoed. */
+function fixedOrigin(origin: Exclude<CorsOrigin, Function>): string | string[] {
+  if (origin === '*') return '*'
+  if (typeof origin === 'string') return [origin]
+  if (Array.isArray(origin) && origin.every((item) => typeof item === 'string')) {
+    return origin.includes('*') ? '*' : Object.freeze([...origin]) as unknown as string[]
+  }
+  throw new TypeError(messages.corsInvalidOption('origin'))
+}
+
+/**
+ * Turns resolved options into a policy. Header strings are joined once here; only an `origin` or
+ * `allowMethods` function makes the policy build a fresh object per request.
+ */
+function compilePolicy(options: ResolvedCorsOptions): Policy {
+  const base: FastifyCorsOptions = {
+    credentials: options.credentials === true,
+    // Any OPTIONS request is answered as a preflight (204), never with @fastify/cors' plain-text 400.
+    strictPreflight: false,
+  }
+  // An empty list sends no header (allowHeaders then reflects the request's Access-Control-Request-Headers).
+  const allowHeaders = headerList('allowHeaders', options.allowHeaders)
+  if (allowHeaders !== '') base.allowedHeaders = allowHeaders
+  const exposeHeaders = headerList('exposeHeaders', options.exposeHeaders)
+  if (exposeHeaders !== '') base.exposedHeaders = exposeHeaders
+  if (typeof options.maxAge !== 'number' || !Number.isFinite(options.maxAge)) throw new TypeError(messages.corsInvalidOption('maxAge'))
+  base.maxAge = options.maxAge
+
+  const { origin, allowMethods } = options
+  if (typeof allowMethods !== 'function') base.methods = headerList('allowMethods', allowMethods)
+  if (typeof origin !== 'function') base.origin = fixedOrigin(origin)
+  if (typeof origin !== 'function' && typeof allowMethods !== 'function') {
+    const fixed = Object.freeze(base)
+    return () => fixed
+  }
+  return (requestOrigin, req) => {
+    const answer = { ...base }
+    if (typeof origin === 'function') {
+      const allowed = origin(requestOrigin, { req })
+      answer.origin = typeof allowed === 'string' && allowed !== '' ? allowed : noOrigin
+    }
+    if (typeof allowMethods === 'function') answer.methods = headerList('allowMethods', allowMethods(requestOrigin, { req }))
+    return answer
+  }
+}
+
+function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsOptions, policies: { defaults: Policy; deny: Policy }): CompiledRule {
+  if (rule === null || typeof rule !== 'object' || typeof rule.path !== 'string') throw new TypeError(messages.corsInvalidRule(index))
+  const { path, resolver, options } = rule
+  const matches = compilePathMatcher(path)
+  if (resolver === undefined) {
+    return { path, matches, decide: options === undefined ? policies.defaults : compilePolicy(mergeOptions(defaults, options)) }
+  }
+  if (typeof resolver !== 'function') throw new TypeError(messages.corsInvalidRule(index))
+  // A resolver that returns the same options object each time compiles it once.
+  const compiled = new WeakMap<object, Policy>()
+  const decide: Policy = (origin, req) => {
+    const result = resolver(origin, { req })
+    if (result === true || result === undefined || result === null) return policies.defaults(origin, req)
+    if (result === false) return policies.deny(origin, req)
+    if (typeof result !== 'object') throw new TypeError(messages.corsInvalidResolverResult(typeof result))
+    let policy = compiled.get(result)
+    if (policy === undefined) {
+      policy = compilePolicy(mergeOptions(defaults, result))
+      compiled.set(result, policy)
+    }
+    return policy(origin, req)
+  }
+  return { path, matches, decide }
+}
+
+/**
+ * Builds the per-request delegator once, at boot: the first `addCors` rule whose path matches decides
+ * (its resolver over its options); otherwise the defaults. A rule that throws is logged and denies.
+ */
+export function createCorsDelegator({ allowedOrigins, cors = {} }: CorsPluginOptions) {
+  if (!Array.isArray(allowedOrigins) || !allowedOrigins.every((origin) => typeof origin === 'string')) {
+    throw new TypeError(messages.corsAllowedOrigins)
+  }
+  const builtIn: ResolvedCorsOptions = {
+    ...CORS_DEFAULTS,
+    allowHeaders: [...CORS_DEFAULTS.allowHeaders],
+    allowMethods: [...CORS_DEFAULTS.allowMethods],
+    exposeHeaders: [...CORS_DEFAULTS.exposeHeaders],
+    origin: allowedOrigins.length === 0 ? '*' : allowedOrigins,
+  }
+  const defaults = mergeOptions(builtIn, cors.defaults)
+  const policies = {
+    defaults: compilePolicy(defaults),
+    // Deny keeps the preflight alive (`origin: false` would switch it off) and never calls user code.
+    deny: compilePolicy({
+      ...defaults,
+      origin: noOrigin,
+      allowMethods: typeof defaults.allowMethods === 'function' ? builtIn.allowMethods : defaults.allowMethods,
+    }),
+  }
+  if (cors.addCors !== undefined && !Array.isArray(cors.addCors)) throw new TypeError(messages.corsInvalidRule(-1))
+  const rules = (cors.addCors ?? []).map((rule, index) => compileRule(rule, index, defaults, policies))
+
+  return function corsDelegator(req: FastifyRequest, callback: (error: Error | null, options: FastifyCorsOptions) => void): void {
+    const origin = req.headers.origin ?? ''
+    let rulePath = '*'
+    let options: FastifyCorsOptions
+    try {
+      let decide = policies.defaults
+      if (rules.length > 0) {
+        const path = pathOf(req.url)
+        for (const rule of rules) {
+          if (rule.matches(path)) {
+            decide = rule.decide
+            rulePath = rule.path
+            break
+          }
+        }
+      }
+      options = decide(origin, req)
+    } catch (error) {
+      console.error(messages.corsRuleFailed(rulePath, errorMessage(error)))
+      options = policies.deny(origin, req)
+    }
+    callback(null, options)
+  }
+}
+
+/**
+ * One @fastify/cors registration for the whole app (a root `onRequest` hook, so custom routes
+ * and the 404 answer carry CORS headers too), driven by the per-request delegator.
+ */
+export const corsPlugin = fp<CorsPluginOptions>(
+  async function cors(app, options) {
+    await app.register(fastifyCors, { hook: 'onRequest', delegator: createCorsDelegator(options) })
+  },
+  { name: 'fastify-actions-cors', fastify: '5.x' },
+)

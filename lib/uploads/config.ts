@@ -1,0 +1,71 @@
+import type { UploadsConfig } from '../types.js'
+
+/** The upload limits, each with its default filled in. */
+export interface UploadLimits {
+  maxFiles: number
+  maxFileSize: number
+  minFileSize: number
+  maxTotalSize: number
+  maxFilenameLength: number
+  maxFields: number
+  maxFieldSize: number
+}
+
+export type UploadLimitName = keyof UploadLimits
+
+/** `uploads` with every default filled in, normalised once at boot. */
+export interface UploadSettings {
+  enforceContentType: boolean
+  limits: Readonly<UploadLimits>
+  /** As configured (lower-cased, extensions with their dot): echoed in `file type not allowed`. */
+  allow: { readonly mimeTypes: readonly string[]; readonly extensions: readonly string[] }
+  mimeTypes: ReadonlySet<string>
+  extensions: ReadonlySet<string>
+}
+
+const MB = 1024 * 1024
+
+export const uploadDefaults = {
+  limits: {
+    maxFiles: 10,
+    maxFileSize: 10 * MB,
+    minFileSize: 1,
+    maxTotalSize: 20 * MB,
+    maxFilenameLength: 128,
+    maxFields: 100,
+    maxFieldSize: 64 * 1024,
+  },
+  mimeTypes: ['image/png', 'image/jpeg', 'application/pdf'],
+  extensions: ['.png', '.jpg', '.jpeg', '.pdf'],
+} as const satisfies { limits: UploadLimits; mimeTypes: readonly string[]; extensions: readonly string[] }
+
+function checkLimit(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new Error(`uploads.limits.${name} must be a non-negative integer, got ${String(value)}`)
+  }
+  return value
+}
+
+const toExtension = (value: string) => {
+  const lower = value.trim().toLowerCase()
+  return lower === '*' || lower.startsWith('.') ? lower : `.${lower}`
+}
+
+/** Fills in the defaults and checks the limits; throws at boot on a limit that is not a count of bytes or items. */
+export function resolveUploadSettings(config: UploadsConfig = {}): UploadSettings {
+  const given: Partial<UploadLimits> = config.limits ?? {}
+  const limits: UploadLimits = { ...uploadDefaults.limits }
+  for (const name of Object.keys(limits) as UploadLimitName[]) {
+    const value = given[name]
+    if (value !== undefined) limits[name] = checkLimit(name, value)
+  }
+  const mimeTypes = (config.allow?.mimeTypes ?? uploadDefaults.mimeTypes).map((type) => type.trim().toLowerCase())
+  const extensions = (config.allow?.extensions ?? uploadDefaults.extensions).map(toExtension)
+  return {
+    enforceContentType: config.enforceContentType === true,
+    limits: Object.freeze(limits),
+    allow: { mimeTypes: Object.freeze(mimeTypes), extensions: Object.freeze(extensions) },
+    mimeTypes: new Set(mimeTypes),
+    extensions: new Set(extensions),
+  }
+}

@@ -1,0 +1,282 @@
+import multipart, { type MultipartFile } from '@fastify/multipart'
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import { Socket } from 'node:net'
+import { fail, type Engine, type Failure } from '../lib/engine.js'
+import { createDiagnostics, errorMessage, type Diagnostics } from '../lib/diagnostics.js'
+import { failure } from '../lib/envelope.js'
+import { messages } from '../lib/messages.js'
+import { checkExternalRequest, isExternalRequest } from '../lib/request.js'
+import type { ExternalRequest, ServiceLogger, UploadsConfig } from '../lib/types.js'
+import { resolveUploadSettings, type UploadLimits, type UploadSettings } from '../lib/uploads/config.js'
+import { checkContentType, mediaTypeOf } from '../lib/uploads/content-type.js'
+import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
+import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
+import type { MultipartReader } from './services.js'
+
+export interface UploadsOptions {
+  config?: UploadsConfig
+  /** The server's diagnostics; `uploads.diagnostics`, when set, switches them on or off for uploads. */
+  diagnostics?: Diagnostics
+  logger?: ServiceLogger
+}
+
+/** A file part as read from the stream: what the chain checks, plus its bytes. */
+interface ReadFile extends FileReceipt {
+  chunks: Buffer<ArrayBuffer>[]
+}
+
+interface ReadForm {
+  entries: FormEntry<ReadFile>[]
+  files: ReadFile[]
+  /** Set when a limit or a parse error stopped the reading before the end of the body. */
+  failure?: Failure
+  /** The parser's error behind `failure`, for the diagnostics. */
+  cause?: unknown
+}
+
+const ROUTING_FIELDS: ReadonlySet<string> = new Set(['intent', 'service', 'action'])
+
+/**
+ * Busboy's limits, from `uploads.limits`. `fileSize` and `files` are one past the configured limit,
+ * so that a file beyond it is seen (and its size reported) before the reading stops.
+ */
+function toStreamLimits(limits: UploadLimits) {
+  return {
+    fileSize: limits.maxFileSize + 1,
+    files: limits.maxFiles + 1,
+    fields: limits.maxFields,
+    fieldSize: limits.maxFieldSize,
+    // Only parts that are neither a field nor a file (no form-data disposition) can reach it: a malformed body.
+    parts: limits.maxFiles + limits.maxFields + 2,
+  }
+}
+
+/** After an answer sent before the body was read to its end: how much more to read and throw away before closing. */
+const LINGER_BYTES = 4 * 1024 * 1024
+const LINGER_MS = 2000
+
+/**
+ * Sets up multipart bodies on the services endpoint. The returned function runs inside the
+ * services plugin's scope: @fastify/multipart is registered there and nowhere else.
+ */
+export function setupUploads({ config, diagnostics: serverDiagnostics, logger }: UploadsOptions = {}) {
+  const settings = resolveUploadSettings(config)
+  const diagnostics =
+    config?.diagnostics === undefined && serverDiagnostics ? serverDiagnostics : createDiagnostics(config?.diagnostics === true, logger)
+  const limits = toStreamLimits(settings.limits)
+  return async function registerUploads(app: FastifyInstance): Promise<MultipartReader> {
+    await app.register(multipart, { limits, throwFileSizeLimit: false })
+    if (settings.enforceContentType) app.addHook('preHandler', guardJsonContentType(app.engine, settings))
+    return (request, reply) => readUpload(request, reply, app.engine, settings, diagnostics)
+  }
+}
+
+const isMultipartRequest = (request: FastifyRequest) => mediaTypeOf(request.headers['content-type']) === 'multipart/form-data'
+
+/** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
+function guardJsonContentType(engine: Engine, settings: UploadSettings): preHandlerAsyncHookHandler {
+  return async function (request, reply) {
+    const body = request.body
+    if (isMultipartRequest(request) || !isExternalRequest(body) || body.intent !== 'execute') return
+    const found = engine.getAction(body.service, body.action)
+    if (!found.ok) return
+    const refused = checkContentType(found.value, request.headers['content-type'], settings)
+    if (refused) return reply.code(refused.status).send(failure(refused.error, refused.data))
+  }
+}
+
+async function readUpload(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  engine: Engine,
+  settings: UploadSettings,
+  diagnostics: Diagnostics,
+): Promise<ExternalRequest | Failure> {
+  const form = await readForm(request, settings)
+  discardRest(request, reply)
+  const read = form.failure ?? toExternalRequest(form, request.headers['content-type'], engine, settings)
+  if ('ok' in read) {
+    const cause = form.cause === undefined ? '' : ` (${errorMessage(form.cause)})`
+    diagnostics.info('uploads.read', `${request.method} ${request.url}: ${read.error}${cause}`, read.data)
+  }
+  return read
+}
+
+/** A form read to its end, as the request it names; or the refusal of its route, mode or files. */
+function toExternalRequest(form: ReadForm, contentType: string | undefined, engine: Engine, settings: UploadSettings): ExternalRequest | Failure {
+  const { routing, entries } = splitRoutingFields(form.entries)
+  if (routing.intent === undefined || routing.service === undefined || routing.action === undefined) {
+    return fail(400, messages.formDataRouting)
+  }
+  const route = { ...routing, payload: {} }
+  if (!isExternalRequest(route)) return fail(400, messages.invalidRequest, { errors: checkExternalRequest(route) })
+
+  if (route.intent !== 'execute') {
+    const secret = entries.find((entry) => entry.kind === 'field' && entry.name === 'discoverySecret')
+    return { ...route, payload: secret?.kind === 'field' ? { discoverySecret: secret.value } : {} }
+  }
+  // The endpoint answers a wildcard itself.
+  if (route.service === '*' || route.action === '*') return route
+  const found = engine.getAction(route.service, route.action)
+  if (!found.ok) return fail(400, found.error)
+
+  const refused =
+    checkContentType(found.value, contentType, settings) ??
+    checkUploadMode(entries, found.value.isSpecial?.uploadMode ?? 'flat') ??
+    validateUploads(form.files, settings)
+  if (refused) return refused
+
+  const withFiles = entries.map((entry) => (entry.kind === 'file' ? { ...entry, file: toFile(entry.file) } : entry))
+  return { ...route, payload: { ...bucketForm(withFiles) } }
+}
+
+/** The routing fields (a repeated one becomes an array, which the request check refuses) and the other entries. */
+function splitRoutingFields(all: FormEntry<ReadFile>[]) {
+  const routing: Record<string, string | string[]> = {}
+  const entries: FormEntry<ReadFile>[] = []
+  for (const entry of all) {
+    if (entry.kind === 'field' && ROUTING_FIELDS.has(entry.name)) {
+      const seen = routing[entry.name]
+      routing[entry.name] = seen === undefined ? entry.value : [seen, entry.value].flat()
+    } else {
+      entries.push(entry)
+    }
+  }
+  return { routing, entries }
+}
+
+function toFile({ chunks, name, type }: ReadFile): File {
+  return new File(chunks, name, { type })
+}
+
+/**
+ * Reads the parts in order. Files are collected in memory up to the limits; a limit crossed while
+ * streaming stops the reading at once (the rest of the body is never parsed or kept).
+ */
+async function readForm(request: FastifyRequest, settings: UploadSettings): Promise<ReadForm> {
+  const { limits } = settings
+  const form: ReadForm = { entries: [], files: [] }
+  let total = 0
+  const stop = (failure: Failure, cause?: unknown) => Object.assign(form, { failure, cause })
+  const stopAtFile = (limit: 'maxFiles' | 'maxFileSize' | 'maxTotalSize') =>
+    stop(validateUploads(form.files, settings) ?? limitExceeded(limit, settings, form.files))
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        if (part.valueTruncated) return stop(limitExceeded('maxFieldSize', settings, [], { fields: [part.fieldname] }))
+        form.entries.push({ kind: 'field', name: part.fieldname, value: fieldText(part.value) })
+        continue
+      }
+      const file: ReadFile = { name: part.filename, type: part.mimetype, size: 0, complete: false, chunks: [] }
+      // A named file beyond the count is not read at all.
+      if (file.name !== '' && form.files.length >= limits.maxFiles) {
+        part.file.destroy()
+        form.files.push(file)
+        return stopAtFile('maxFiles')
+      }
+      const cut = await collect(part.file, file, limits.maxTotalSize - total)
+      total += file.size
+      // A file input left empty: browsers send it with no file name and no bytes.
+      if (file.name === '' && file.size === 0 && !cut) continue
+      form.files.push(file)
+      form.entries.push({ kind: 'file', name: part.fieldname, file })
+      if (cut) return stopAtFile(cut)
+    }
+    return form
+  } catch (error) {
+    return stop(readFailure(error, form.files, settings), error)
+  }
+}
+
+/** A field part's text. @fastify/multipart parses a part declared `application/json`; give it back as text. */
+function fieldText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/**
+ * Collects one file's bytes. Resolves with the limit that cut it off, if any: `maxFileSize` from
+ * busboy's `fileSize` limit, `maxTotalSize` when the bytes of all files pass `budget`.
+ */
+function collect(stream: MultipartFile['file'], file: ReadFile, budget: number): Promise<'maxFileSize' | 'maxTotalSize' | undefined> {
+  return new Promise((resolve, reject) => {
+    const settle = (cut?: 'maxFileSize' | 'maxTotalSize') => {
+      detach()
+      if (cut) stream.destroy()
+      resolve(cut)
+    }
+    const onData = (chunk: Buffer<ArrayBuffer>) => {
+      file.size += chunk.length
+      if (file.size > budget) return settle('maxTotalSize')
+      file.chunks.push(chunk)
+    }
+    const onLimit = () => {
+      file.size = Math.max(file.size, stream.bytesRead)
+      settle('maxFileSize')
+    }
+    const onEnd = () => {
+      file.complete = true
+      settle()
+    }
+    // A body that ends inside a part destroys the part's stream, possibly before it is read.
+    const onEndedEarly = () => {
+      detach()
+      reject(stream.errored ?? new Error('the file part ended before its end'))
+    }
+    const detach = () => {
+      stream.off('data', onData).off('limit', onLimit).off('end', onEnd).off('error', onEndedEarly).off('close', onEndedEarly)
+    }
+    if (stream.destroyed) return onEndedEarly()
+    // Busboy may pass the limit (and emit `limit`) before this reader is attached.
+    if (stream.truncated) return onLimit()
+    stream.on('data', onData).on('limit', onLimit).on('end', onEnd).on('error', onEndedEarly).on('close', onEndedEarly)
+  })
+}
+
+/** @fastify/multipart's errors: its limits keep the envelope of the limit; anything else is a malformed body. */
+function readFailure(error: unknown, files: readonly FileReceipt[], settings: UploadSettings): Failure {
+  switch ((error as { code?: unknown }).code) {
+    case 'FST_FILES_LIMIT':
+      return validateUploads(files, settings) ?? limitExceeded('maxFiles', settings, files)
+    case 'FST_FIELDS_LIMIT':
+      return limitExceeded('maxFields', settings)
+    case 'FST_PROTO_VIOLATION':
+      return fail(400, messages.invalidMultipart, { error_category: 'validation', hint: messages.reservedFieldName })
+    default:
+      return fail(400, messages.invalidMultipart)
+  }
+}
+
+/**
+ * When the answer goes out before the body was read to its end: stop parsing, throw away what the
+ * client still sends (so it can read the answer: closing a socket with unread input resets it),
+ * and close the connection after LINGER_BYTES or LINGER_MS, whichever comes first. A body that
+ * ends within them leaves the connection open for the next request.
+ */
+function discardRest(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw
+  raw.unpipe()
+  // `inject` has no connection to manage; HTTP/1 only, where the socket is this request's alone.
+  if (raw.complete || !(raw.socket instanceof Socket) || raw.httpVersionMajor !== 1) return
+  let left = LINGER_BYTES
+  let timer: NodeJS.Timeout | undefined
+  const close = () => {
+    done()
+    raw.socket?.destroy()
+  }
+  const done = () => {
+    clearTimeout(timer)
+    raw.off('data', onData).off('end', done).off('close', done)
+  }
+  const onData = (chunk: Buffer) => {
+    left -= chunk.length
+    if (left < 0 && reply.raw.writableFinished) close()
+  }
+  raw.on('data', onData).once('end', done).once('close', done)
+  reply.raw.once('finish', () => {
+    if (raw.complete) return done()
+    if (left < 0) return close()
+    timer = setTimeout(close, LINGER_MS)
+    timer.unref()
+  })
+  raw.resume()
+}

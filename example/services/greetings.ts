@@ -41,9 +41,24 @@ const refuse = createAction({
   handler: () => Err('This action always refuses'),
 })
 
+/** The longest wait `greetings.slow` accepts, so a request can never hold the server for long. */
+export const SLOW_MAX_MS = 5000
+
+/** A request that takes its time: send SIGTERM while it runs to watch a graceful shutdown (docs/security.md). */
+const slow = createAction({
+  name: 'slow',
+  description: `Waits ms milliseconds (at most ${SLOW_MAX_MS}) before answering`,
+  validation: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: SLOW_MAX_MS }) }),
+  handler: async (data, context) => {
+    context.resources.logger?.info({ atFunction: 'greetings.slow', message: `waiting ${data.ms}ms` })
+    await new Promise((resolve) => setTimeout(resolve, data.ms))
+    return Ok({ waitedMs: data.ms })
+  },
+})
+
 export const greetings: Service = {
   name: 'greetings',
-  description: 'Greetings: validation, hooks and an Err',
+  description: 'Greetings: validation, hooks, an Err and a slow request',
   meta: { version: '1' },
-  actions: [normalize, stamp, hello, refuse],
+  actions: [normalize, stamp, hello, refuse, slow],
 }

@@ -1,0 +1,20 @@
+import { is } from 'drizzle-orm'
+import { PgDatabase } from 'drizzle-orm/pg-core'
+import { getContext } from '../context.js'
+import type { DBX } from './types.js'
+
+/** True for a Drizzle PostgreSQL database or transaction (pglite, node-postgres, …). */
+export function isDatabase(value: unknown): value is DBX {
+  return is(value, PgDatabase)
+}
+
+/** `getContext().resources.database` when it is a Drizzle PostgreSQL database; undefined before `createServer` or when unset. */
+export function contextDatabase(): DBX | undefined {
+  let database: unknown
+  try {
+    database = getContext().resources.database
+  } catch {
+    return undefined // getContext throws before createServer
+  }
+  return isDatabase(database) ? database : undefined
+}

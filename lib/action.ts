@@ -1,24 +1,11 @@
-import type { Action, ActionHooks, ActionSpecial, Service } from './types.js'
-import type { Result } from './result.js'
+import type { Action, Service } from './types.js'
 import type { InferInput, ValidationSchema } from './validation.js'
-import type { ServerContext } from './context.js'
 
-export interface ActionDefinition<S extends ValidationSchema | null | undefined, TOutput> {
-  name: string
-  description: string
-  validation?: S
-  handler: (
-    data: InferInput<S>,
-    context: ServerContext,
-  ) => Result<TOutput, string> | Promise<Result<TOutput, string>>
-  isProtected?: boolean
-  accessControl?: string[]
-  visibility?: { rest?: boolean; rpc?: boolean }
-  hooks?: ActionHooks
-  meta?: Record<string, unknown>
-  isSpecial?: ActionSpecial
-  timeout?: number
-}
+/** An action as written: its `validation` schema decides the type of the handler's `data`. */
+export type ActionDefinition<S extends ValidationSchema | null | undefined, TOutput> = Omit<
+  Action<InferInput<S>, TOutput>,
+  'validation'
+> & { validation?: S }
 
 /** Defines an action; the handler's `data` is typed from `validation`. */
 export function createAction<S extends ValidationSchema | null | undefined = undefined, TOutput = unknown>(

@@ -26,6 +26,8 @@ export interface DatabaseSettings {
 export async function openDatabase(settings: DatabaseSettings = process.env): Promise<Database> {
   if (settings.DATABASE_URL) {
     const pool = new pg.Pool({ connectionString: settings.DATABASE_URL })
+    // An idle client dropped by the server (a restart, a failover) must not end the process.
+    pool.on('error', (error) => console.error(`[database] idle client error: ${error.message}`))
     return {
       db: drizzlePg({ client: pool }),
       description: `PostgreSQL at ${serverOf(settings.DATABASE_URL)}`,

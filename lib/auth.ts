@@ -77,6 +77,25 @@ const reasonByCode: Record<string, string> = {
   FAST_JWT_INACTIVE: messages.authReasons.notYetValid,
 }
 
+/**
+ * Cookie auth rides along on any request a browser sends, including a form posted from another
+ * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
+ * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
+ */
+export function isCrossSiteRefused(
+  headers: { origin?: string; host?: string; 'sec-fetch-site'?: string | string[] },
+  allowedOrigins: ReadonlySet<string>,
+): boolean {
+  const origin = headers.origin
+  if (origin === undefined) return headers['sec-fetch-site'] === 'cross-site'
+  if (allowedOrigins.has(origin)) return false
+  try {
+    return new URL(origin).host !== headers.host
+  } catch {
+    return true // `null` (a sandboxed or opaque origin) and anything unparsable
+  }
+}
+
 /** Why a token failed verification, in words safe to send to the client. */
 export function verificationFailureReason(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code

@@ -101,7 +101,7 @@ export async function createRestApp({ engine, context, config, rest, diagnostics
     await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics }) // 3. static
   }
   await app.register(middlewarePlugin, { registry: middleware }) // 4. middleware
-  if (config.auth) await app.register(authPlugin, { auth: config.auth, engine }) // 5. auth
+  if (config.auth) await app.register(authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) // 5. auth
   // 6. uploads (scoped to the services endpoint through its `multipart` option) and 7. services
   await app.register(servicesPlugin, {
     engine,

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import fastifyCookie from '@fastify/cookie'
 import fastifyJwt, { type FastifyJWTOptions } from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { bearerToken, identityOf, resolveAuthOptions, verificationFailureReason, type AuthOptions } from '../lib/auth.js'
+import { bearerToken, identityOf, isCrossSiteRefused, resolveAuthOptions, verificationFailureReason, type AuthOptions } from '../lib/auth.js'
 import { getRequestStore } from '../lib/context.js'
 import { fail, type Authenticator, type Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
@@ -12,6 +12,8 @@ import type { AuthConfig, RestRequestContext } from '../lib/types.js'
 export interface AuthPluginOptions {
   auth: AuthConfig
   engine: Engine
+  /** `rest.allowedOrigins`: the other sites cookie-authenticated requests may come from. */
+  allowedOrigins?: string[]
 }
 
 type TokenLookup = (request: FastifyRequest) => { token: string } | { reason: string }
@@ -32,11 +34,12 @@ function tokenLookup(options: AuthOptions): TokenLookup {
 const denied = (reason: string) => fail(401, messages.authFailed(reason))
 
 /** Verifies the token of the current request and stores its identity in the request store. */
-function createAuthenticator(app: FastifyInstance, lookup: TokenLookup): Authenticator {
+function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined): Authenticator {
   return (context) => {
     const store = getRequestStore()
     const rest = context.get<RestRequestContext>('rest')
     if (!store || !rest) return denied(messages.authReasons.noRequest)
+    if (crossSiteGuard?.(rest.req)) return denied(messages.authReasons.crossSite)
     const found = lookup(rest.req)
     if ('reason' in found) return denied(found.reason)
     let claims: Record<string, unknown>
@@ -58,7 +61,7 @@ function createAuthenticator(app: FastifyInstance, lookup: TokenLookup): Authent
  * `request.jwtVerify()` are available to custom routes, reading the token from the same place.
  */
 export const authPlugin = fp<AuthPluginOptions>(
-  async function auth(app, { auth, engine }) {
+  async function auth(app, { auth, engine, allowedOrigins = [] }) {
     const options = resolveAuthOptions(auth)
     const lookup = tokenLookup(options)
     if (options.method === 'cookie') await app.register(fastifyCookie)
@@ -76,7 +79,9 @@ export const authPlugin = fp<AuthPluginOptions>(
       },
     }
     await app.register(fastifyJwt, jwtOptions)
-    engine.setAuthenticator(createAuthenticator(app, lookup))
+    const allowed = new Set(allowedOrigins)
+    const crossSiteGuard = options.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request.headers, allowed) : undefined
+    engine.setAuthenticator(createAuthenticator(app, lookup, crossSiteGuard))
   },
   { name: 'fastify-actions-auth', fastify: '5.x' },
 )

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { failure } from '../lib/envelope.js'
 import { messages } from '../lib/messages.js'
@@ -73,8 +74,8 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 }
 
 const clientErrorStatus: Record<string, [number, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
+  HPE_HEADER_OVERFLOW: [431, messages.headersTooLarge],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, messages.requestTimeout],
 }
 
 /** Node's `clientError`: a request too broken for Fastify to see still gets a JSON envelope. */
@@ -83,8 +84,9 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     socket.destroy()
     return
   }
-  const [status, reason] = clientErrorStatus[error.code ?? ''] ?? [400, 'Bad Request']
-  const body = JSON.stringify(failure(status === 400 ? 'Bad request' : reason))
+  const [status, message] = clientErrorStatus[error.code ?? ''] ?? [400, messages.badRequest]
+  const reason = STATUS_CODES[status] ?? 'Bad Request'
+  const body = JSON.stringify(failure(message))
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { timingSafeEqual } from 'node:crypto'
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Engine, Failure } from '../lib/engine.js'
 import type { ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
@@ -26,11 +26,9 @@ export interface ServicesPluginOptions {
   multipart?: (app: FastifyInstance) => Promise<MultipartReader> | MultipartReader
 }
 
-function sameSecret(given: unknown, expected: string): boolean {
-  if (typeof given !== 'string') return false
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
+/** Constant-time, and the digests have one length, so not even the secret's length shows. */
+function sameSecret(given: unknown, expectedDigest: Buffer): boolean {
+  return typeof given === 'string' && timingSafeEqual(createHash('sha256').update(given).digest(), expectedDigest)
 }
 
 function isMultipart(request: FastifyRequest): boolean {
@@ -44,7 +42,8 @@ function isFailure(value: ExternalRequest | Failure): value is Failure {
 /** `POST {baseUrl}/services`: one endpoint, three intents. */
 export async function servicesPlugin(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
   const { engine, context, baseUrl } = options
-  const discoverySecret = options.discovery?.secret
+  const secret = options.discovery?.secret
+  const secretDigest = secret === undefined ? undefined : createHash('sha256').update(secret).digest()
   // Services are fixed at boot, so every discovery answer is built once, here.
   const discovery: Discovery | undefined = options.discovery?.enabled === true ? createDiscovery(engine) : undefined
 
@@ -55,15 +54,17 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
 
   const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
 
-  async function dispatch(reply: FastifyReply, request: ExternalRequest) {
+  // Not async: an execute waits on the engine's one promise; every other answer is sent at once.
+  function dispatch(reply: FastifyReply, request: ExternalRequest): FastifyReply | Promise<FastifyReply> {
     const { intent, service, action, payload } = request
     if (intent === 'execute') {
       if (service === '*' || action === '*') return send(reply, 400, failure(messages.wildcardExecute(service, action)))
-      const result = await engine.executeAction(service, action, payload, context)
-      return send(reply, statusOf(result), toExternalResponse(result, service, action))
+      return engine
+        .executeAction(service, action, payload, context)
+        .then((result) => send(reply, statusOf(result), toExternalResponse(result, service, action)))
     }
     if (!discovery) return send(reply, 403, failure(messages.discoveryDisabled))
-    if (discoverySecret !== undefined && !sameSecret(payload.discoverySecret, discoverySecret)) {
+    if (secretDigest && !sameSecret(payload.discoverySecret, secretDigest)) {
       return send(reply, 403, failure(messages.discoverySecret))
     }
     const answer = intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action)
@@ -71,12 +72,15 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
     return send(reply, 200, answer)
   }
 
-  app.post(`${baseUrl}/services`, { bodyLimit: options.bodyLimit }, async (request, reply) => {
-    if (readMultipart && isMultipart(request)) {
-      const parsed = await readMultipart(request, reply)
-      if (isFailure(parsed)) return send(reply, parsed.status, failure(parsed.error, parsed.data))
-      return dispatch(reply, parsed)
-    }
+  async function dispatchMultipart(request: FastifyRequest, reply: FastifyReply, read: MultipartReader) {
+    const parsed = await read(request, reply)
+    if (isFailure(parsed)) return send(reply, parsed.status, failure(parsed.error, parsed.data))
+    return dispatch(reply, parsed)
+  }
+
+  // Returns the reply (a thenable) or a promise of it, so Fastify waits until the answer is sent.
+  app.post(`${baseUrl}/services`, { bodyLimit: options.bodyLimit }, (request, reply) => {
+    if (readMultipart && isMultipart(request)) return dispatchMultipart(request, reply, readMultipart)
     const body = request.body
     if (body === undefined || body === null) return send(reply, 400, failure(messages.invalidBody))
     const errors = checkExternalRequest(body)

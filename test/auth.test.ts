@@ -360,3 +360,32 @@ t.test('300 concurrent requests with distinct users each see only their own iden
   t.equal(mismatches, 0, 'every request saw its own identity in the hook and in the handler')
   t.equal(secure.calls.whoami, 300)
 })
+
+t.test('cookie auth refuses cross-site requests from origins not in allowedOrigins (CSRF)', async (t) => {
+  const server = await authServer(t, { secret: SECRET, method: 'cookie' }, { rest: { allowedOrigins: ['https://app.example'] } })
+  const cookie = `auth_token=${hs({ sub: 'victim' })}`
+  const cases: [string, Record<string, string>, number][] = [
+    ['a listed origin', { origin: 'https://app.example' }, 200],
+    ['the server’s own origin', { origin: 'http://api.local:8080', host: 'api.local:8080' }, 200],
+    ['no Origin and no Sec-Fetch-Site (curl, a server)', {}, 200],
+    ['no Origin, same-site fetch metadata', { 'sec-fetch-site': 'same-origin' }, 200],
+    ['another site', { origin: 'https://evil.example' }, 401],
+    ['an opaque origin', { origin: 'null' }, 401],
+    ['no Origin but cross-site fetch metadata', { 'sec-fetch-site': 'cross-site' }, 401],
+  ]
+  for (const [name, headers, status] of cases) {
+    const answer = await whoami(server.app, { cookie, ...headers })
+    t.equal(answer.statusCode, status, name)
+    if (status === 401) t.same(answer.body, denied(reasons.crossSite), name)
+  }
+  const calls = server.calls.whoami
+  const form = new FormData()
+  for (const [key, value] of Object.entries({ intent: 'execute', service: 'secure', action: 'whoami' })) form.append(key, value)
+  const response = await server.app.fetch('/api/services', { method: 'POST', body: form, headers: { cookie, origin: 'https://evil.example' } })
+  t.equal(response.status, 401, 'a cross-site multipart form post is refused too')
+  t.equal(server.calls.whoami, calls, 'the handler never ran')
+
+  const header = await authServer(t, { secret: SECRET })
+  const viaHeader = await whoami(header.app, { ...bearer(hs({ sub: 'api-client' })), origin: 'https://evil.example' })
+  t.equal(viaHeader.statusCode, 200, 'header tokens are not sent by browsers on their own: no CSRF check')
+})

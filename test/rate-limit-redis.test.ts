@@ -85,9 +85,10 @@ t.test('Redis going away: requests are served unlimited, the outage and the reco
   t.equal(before.status, 200)
   t.equal(before.headers.get('ratelimit-remaining'), '2')
 
-  const closed = once(client, 'close', { signal: AbortSignal.timeout(WAIT_MS) })
   await redis.stop()
-  await closed
+  // ioredis may report an error before 'close': wait for its status instead of one event.
+  for (let waited = 0; client.status === 'ready' && waited < WAIT_MS; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.not(client.status, 'ready', 'the client saw Redis go away')
   for (let i = 0; i < 5; i++) {
     const answer = await request('c')
     t.equal(answer.status, 200, `request ${i + 1} while Redis is down is served`)

@@ -125,7 +125,7 @@ t.test('a request too broken for Fastify still gets a JSON envelope over the soc
     })
   const garbage = await raw('NOT HTTP AT ALL\r\n\r\n')
   t.match(garbage, /^HTTP\/1\.1 400 Bad Request/)
-  t.match(garbage, /\{"status":false,"message":"Bad request","data":\{\}\}$/)
+  t.ok(garbage.endsWith(JSON.stringify({ status: false, message: messages.badRequest, data: {} })), garbage)
   const hugeHeader = await raw(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
   t.match(hugeHeader, /^HTTP\/1\.1 431 /)
   t.match(hugeHeader, /"status":false/)

@@ -1,0 +1,257 @@
+/**
+ * The contract every benchmarked server keeps: the allowed origin, the requests of each workload
+ * and the exact bytes and cross-origin headers each must answer. Servers and the harness import it.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { deflateSync, crc32 } from 'node:zlib'
+
+export const ORIGIN = 'http://app.bench.localhost:3000'
+export const JWT_SECRET = 'bench-secret-of-at-least-thirty-two-bytes!'
+export const BASE_URL = '/api'
+export const ENDPOINT = `${BASE_URL}/services`
+export const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The headers a simple (non-preflight) request from ORIGIN gets from every server. */
+export const CORS_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-origin': ORIGIN,
+  'access-control-allow-credentials': 'true',
+  'access-control-expose-headers': 'Content-Length',
+  vary: 'Origin',
+}
+/** Preflight extras (the defaults of the specification); not benchmarked, answered the same by all. */
+export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-methods': 'POST, GET, OPTIONS',
+  'access-control-allow-headers': 'Content-Type, Authorization',
+  'access-control-max-age': '600',
+}
+
+export const WORKLOADS = ['execute-small', 'execute-hooks', 'explore-all', 'execute-protected', 'upload-1mb'] as const
+export type WorkloadName = (typeof WORKLOADS)[number]
+export const SERVERS = ['fastify-actions', 'fastify-bare', 'hono-zod', 'moleculer', 'node-http'] as const
+export type ServerName = (typeof SERVERS)[number]
+
+/** The action each execute workload calls. */
+export const ACTION_OF = {
+  'execute-small': 'echo',
+  'execute-hooks': 'hooked',
+  'execute-protected': 'secure',
+} as const
+
+export const TASK = { title: 'Write the benchmark harness', count: 42 }
+
+/** What `explore` with `*`/`*` lists: the services every server pretends to host. */
+export const SERVICE_LISTING = [
+  {
+    name: 'tasks',
+    description: 'Benchmark tasks',
+    actions: ['echo', 'hooked', 'secure', 'trimTitle', 'clampCount', 'audit'],
+  },
+  { name: 'files', description: 'Benchmark uploads', actions: ['upload'] },
+]
+
+export const executed = (service: string, action: string) => `Action '${service}.${action}' executed`
+
+export interface Envelope {
+  status: boolean
+  message: string
+  data: Record<string, unknown>
+}
+
+export const envelope = (status: boolean, message: string, data: Record<string, unknown> = {}): Envelope => ({ status, message, data })
+
+/** The explore answer, built per call so every server serializes it per request as fastify-actions does. */
+export const exploreAll = (): Envelope => envelope(true, 'Services listed', { services: SERVICE_LISTING })
+
+export const UPLOAD = { field: 'file', name: 'bench.png', type: 'image/png', size: 1024 * 1024 }
+export const UPLOAD_ALLOW = { mimeTypes: ['image/png', 'image/jpeg', 'application/pdf'], extensions: ['.png', '.jpg', '.jpeg', '.pdf'] }
+export const MAX_FILENAME_LENGTH = 128
+
+/** The same checks fastify-actions' upload chain makes on one file, for the peers. */
+export function checkUpload(name: string, size: number, type: string): string | null {
+  if (name.length > MAX_FILENAME_LENGTH) return 'file name too long'
+  if (size === 0) return 'empty file not allowed'
+  const dot = name.lastIndexOf('.')
+  const extension = dot === -1 ? '' : name.slice(dot).toLowerCase()
+  if (!UPLOAD_ALLOW.mimeTypes.includes(type) || !UPLOAD_ALLOW.extensions.includes(extension)) return 'file type not allowed'
+  return null
+}
+
+/** Minimal request checks the peers make on the JSON body, written once. */
+export function isTask(payload: unknown): payload is { title: string; count: number } {
+  if (payload === null || typeof payload !== 'object') return false
+  const { title, count } = payload as Record<string, unknown>
+  return typeof title === 'string' && title.length >= 1 && Number.isInteger(count) && (count as number) >= 0
+}
+
+/** Hook steps of `execute-hooks`, shared by the peers (fastify-actions runs them as actions). */
+export const hookSteps = {
+  trimTitle: <T extends { title: string }>(task: T): T => ({ ...task, title: task.title.trim() }),
+  clampCount: <T extends { count: number }>(task: T): T => ({ ...task, count: Math.min(task.count, 1000) }),
+}
+
+// ---------------------------------------------------------------- JWT (HS256)
+
+const base64url = (input: Buffer | string) => Buffer.from(input).toString('base64url')
+
+/** Signs the benchmark token (HS256). The harness uses it; servers only verify. */
+export function signToken(claims: Record<string, unknown>, secret = JWT_SECRET): string {
+  const head = base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))
+  const body = base64url(JSON.stringify(claims))
+  const signature = createHmac('sha256', secret).update(`${head}.${body}`).digest('base64url')
+  return `${head}.${body}.${signature}`
+}
+
+/**
+ * HS256 verification for the two peers without a JWT library of their own (node-http, moleculer):
+ * header algorithm, signature, `exp` and `nbf`. fastify-bare uses @fastify/jwt, hono-zod hono/jwt.
+ */
+export function verifyHs256(token: string, secret = JWT_SECRET): Record<string, unknown> | null {
+  const parts = token.split('.')
+  if (parts.length !== 3) return null
+  const [head, body, signature] = parts
+  try {
+    const header = JSON.parse(Buffer.from(head, 'base64url').toString('utf8')) as { alg?: unknown }
+    if (header.alg !== 'HS256') return null
+    const expected = createHmac('sha256', secret).update(`${head}.${body}`).digest()
+    const given = Buffer.from(signature, 'base64url')
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>
+    const now = Math.floor(Date.now() / 1000)
+    if (typeof claims.exp === 'number' && claims.exp <= now) return null
+    if (typeof claims.nbf === 'number' && claims.nbf > now) return null
+    return claims
+  } catch {
+    return null
+  }
+}
+
+export function bearerToken(header: string | undefined): string | undefined {
+  return header && header.startsWith('Bearer ') ? header.slice(7) : undefined
+}
+
+// ---------------------------------------------------------------- the 1 MiB PNG
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(data.length)
+  const typed = Buffer.concat([Buffer.from(type, 'latin1'), data])
+  const crc = Buffer.alloc(4)
+  crc.writeUInt32BE(crc32(typed))
+  return Buffer.concat([length, typed, crc])
+}
+
+/** A valid PNG of exactly `size` bytes: pseudo-random RGB pixels, padded with a private ancillary chunk. */
+export function makePng(size = UPLOAD.size): Buffer {
+  const width = 256
+  const height = 256
+  let seed = 0x2545f491
+  const raw = Buffer.alloc((width * 3 + 1) * height)
+  for (let i = 0; i < raw.length; i++) {
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
+    raw[i] = i % (width * 3 + 1) === 0 ? 0 : seed & 0xff
+  }
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr.set([8, 2, 0, 0, 0], 8) // 8-bit RGB
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+  const head = Buffer.concat([signature, pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(raw, { level: 0 }))])
+  const end = pngChunk('IEND', Buffer.alloc(0))
+  const padding = size - head.length - end.length - 12
+  if (padding < 0) throw new Error(`makePng: ${size} bytes is too small`)
+  return Buffer.concat([head, pngChunk('beNc', Buffer.alloc(padding, 0x2e)), end])
+}
+
+// ---------------------------------------------------------------- the requests
+
+export interface BenchRequest {
+  method: 'POST'
+  path: string
+  headers: Record<string, string>
+  body: Buffer
+}
+
+const BOUNDARY = '----fastify-actions-bench-7d1f0c'
+
+function multipartBody(fields: Record<string, string>, file: Buffer): Buffer {
+  const parts: Buffer[] = []
+  for (const [name, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`))
+  }
+  parts.push(
+    Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${UPLOAD.field}"; filename="${UPLOAD.name}"\r\nContent-Type: ${UPLOAD.type}\r\n\r\n`,
+    ),
+  )
+  parts.push(file, Buffer.from(`\r\n--${BOUNDARY}--\r\n`))
+  return Buffer.concat(parts)
+}
+
+const jsonRequest = (body: unknown, extra: Record<string, string> = {}): BenchRequest => ({
+  method: 'POST',
+  path: ENDPOINT,
+  headers: { origin: ORIGIN, 'content-type': 'application/json', ...extra },
+  body: Buffer.from(JSON.stringify(body)),
+})
+
+/** A token valid for a day from now: the run never outlives it. */
+export function benchToken(): string {
+  const now = Math.floor(Date.now() / 1000)
+  return signToken({ sub: 'user-1', organizationId: 'org-1', role: 'bench', iat: now, exp: now + 86_400 })
+}
+
+/** The one request a workload sends, over and over, to every server. */
+export function requestOf(workload: WorkloadName, token = benchToken()): BenchRequest {
+  switch (workload) {
+    case 'execute-small':
+    case 'execute-hooks':
+      return jsonRequest({ intent: 'execute', service: 'tasks', action: ACTION_OF[workload], payload: TASK })
+    case 'execute-protected':
+      return jsonRequest({ intent: 'execute', service: 'tasks', action: 'secure', payload: TASK }, { authorization: `Bearer ${token}` })
+    case 'explore-all':
+      return jsonRequest({ intent: 'explore', service: '*', action: '*', payload: {} })
+    case 'upload-1mb':
+      return {
+        method: 'POST',
+        path: ENDPOINT,
+        headers: { origin: ORIGIN, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+        body: multipartBody({ intent: 'execute', service: 'files', action: 'upload' }, makePng()),
+      }
+  }
+}
+
+/** The exact body every server must answer to `requestOf(workload)`. */
+export function expectedBody(workload: WorkloadName): string {
+  switch (workload) {
+    case 'execute-small':
+    case 'execute-hooks':
+    case 'execute-protected':
+      return JSON.stringify(envelope(true, executed('tasks', ACTION_OF[workload]), TASK))
+    case 'explore-all':
+      return JSON.stringify(exploreAll())
+    case 'upload-1mb':
+      return JSON.stringify(envelope(true, executed('files', 'upload'), { name: UPLOAD.name, size: UPLOAD.size, type: UPLOAD.type }))
+  }
+}
+
+// ---------------------------------------------------------------- server process plumbing
+
+/** The workload a server process was started for (`BENCH_WORKLOAD`). */
+export function workloadFromEnv(): WorkloadName {
+  const name = process.env.BENCH_WORKLOAD as WorkloadName | undefined
+  if (!name || !WORKLOADS.includes(name)) throw new Error(`BENCH_WORKLOAD must be one of ${WORKLOADS.join(', ')}`)
+  return name
+}
+
+/**
+ * Tells the harness the port (one `READY <port>` line on stdout) and ends the process when the
+ * harness goes away (its stdin pipe closes), so no server outlives a run.
+ */
+export function announce(port: number): void {
+  process.stdout.write(`READY ${port}\n`)
+  process.stdin.on('end', () => process.exit(0))
+  process.stdin.on('error', () => process.exit(0))
+  process.stdin.resume()
+}

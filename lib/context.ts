@@ -34,17 +34,23 @@ export interface HookContext {
 
 export type AuthUser = Record<string, unknown> & { userId: string; organizationId?: string }
 
-const requestStorage = new AsyncLocalStorage<RequestStore>()
-const executionStorage = new AsyncLocalStorage<HookContext>()
+/** What the scope holds: the current request's store and the execution in progress, each optional. */
+interface Scope {
+  readonly request: RequestStore | undefined
+  readonly execution: HookContext | undefined
+}
 
-/** Runs `fn` with `store` as the current request store. */
+// One AsyncLocalStorage for both: on Node 20 every promise created runs a propagation step per storage.
+const scopeStorage = new AsyncLocalStorage<Scope>()
+
+/** Runs `fn` with `store` as the current request store (the execution in progress, if any, stays). */
 export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
-  return requestStorage.run(store, fn)
+  return scopeStorage.run({ request: store, execution: scopeStorage.getStore()?.execution }, fn)
 }
 
 /** The current request's store, or undefined outside a request. */
 export function getRequestStore(): RequestStore | undefined {
-  return requestStorage.getStore()
+  return scopeStorage.getStore()?.request
 }
 
 export function createRequestStore(rest?: RestRequestContext): RequestStore {
@@ -55,9 +61,9 @@ export function createHookContext(actionName: string, input: unknown): HookConte
   return { actionName, input, state: {}, log: { before: [], after: [] } }
 }
 
-/** Runs one execution of an action with its own hook context. */
+/** Runs one execution of an action with its own hook context (the request store, if any, stays). */
 export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T): T {
-  return executionStorage.run(hookContext, fn)
+  return scopeStorage.run({ request: scopeStorage.getStore()?.request, execution: hookContext }, fn)
 }
 
 const requestScopedKeys = new Set(['rest', 'ws', 'rpc'])
@@ -79,13 +85,13 @@ export class ServerContext<TDB = unknown> {
 
   /** `rest`, `ws` and `rpc` are the current request's; every other key is shared. */
   get<T = unknown>(key: string): T | undefined {
-    if (requestScopedKeys.has(key)) return requestStorage.getStore()?.[key as SessionName] as T | undefined
+    if (requestScopedKeys.has(key)) return getRequestStore()?.[key as SessionName] as T | undefined
     return this.#values.get(key) as T | undefined
   }
 
   set<T>(key: string, value: T): void {
     if (requestScopedKeys.has(key)) {
-      const store = requestStorage.getStore()
+      const store = getRequestStore()
       if (store) store[key as SessionName] = value as never
       return
     }
@@ -94,23 +100,23 @@ export class ServerContext<TDB = unknown> {
 
   /** Inside a request the session belongs to that request; outside, to this context. */
   setSession(name: SessionName, data: SessionData): void {
-    const sessions = requestStorage.getStore()?.sessions ?? this.#sessions
+    const sessions = getRequestStore()?.sessions ?? this.#sessions
     sessions[name] = data
   }
 
   getSession(name: SessionName): SessionData | undefined {
-    const sessions = requestStorage.getStore()?.sessions ?? this.#sessions
+    const sessions = getRequestStore()?.sessions ?? this.#sessions
     return sessions[name]
   }
 
   /** The hook context of the execution in progress. */
   get hookContext(): HookContext {
-    return executionStorage.getStore() ?? this.#idleHookContext
+    return scopeStorage.getStore()?.execution ?? this.#idleHookContext
   }
 
   resetHookContext(actionName: string, input: unknown): void {
     const fresh = createHookContext(actionName, input)
-    const current = executionStorage.getStore()
+    const current = scopeStorage.getStore()?.execution
     if (current) Object.assign(current, fresh, { error: undefined, output: undefined })
     else this.#idleHookContext = fresh
   }
@@ -133,7 +139,7 @@ export class ServerContext<TDB = unknown> {
 
   /** The verified identity of the current request, or undefined. */
   getAuth(): AuthResult | undefined {
-    return requestStorage.getStore()?.auth
+    return getRequestStore()?.auth
   }
 
   getUser(): AuthUser | undefined {

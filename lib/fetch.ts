@@ -1,4 +1,4 @@
-import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 
 export type FetchFunction = (input: Request | string | URL, init?: RequestInit) => Promise<Response>
 
@@ -10,6 +10,11 @@ const nullBodyStatus = new Set([101, 103, 204, 205, 304])
  */
 export function createFetch(app: FastifyInstance): FetchFunction {
   return async function fetch(input, init) {
+    const direct = init !== undefined && !(input instanceof Request) ? injectOptionsOf(input, init) : undefined
+    return direct ? toResponse(await app.inject(direct), direct.method) : viaRequest(input, init)
+  }
+
+  async function viaRequest(input: Request | string | URL, init: RequestInit | undefined): Promise<Response> {
     const request = input instanceof Request && init === undefined ? input : new Request(toUrl(input), init)
     const url = new URL(request.url)
     const headers: Record<string, string> = {}
@@ -21,24 +26,77 @@ export function createFetch(app: FastifyInstance): FetchFunction {
       authority: url.host,
     }
     if (request.body !== null) options.payload = Buffer.from(await request.arrayBuffer())
-    const response = await app.inject(options)
-
-    const responseHeaders = new Headers()
-    for (const [name, value] of Object.entries(response.headers)) {
-      if (value === undefined) continue
-      if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item)
-      else responseHeaders.set(name, String(value))
-    }
-    const raw = response.rawPayload
-    const body =
-      nullBodyStatus.has(response.statusCode) || request.method === 'HEAD'
-        ? null
-        : new Uint8Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength)
-    return new Response(body, { status: response.statusCode, statusText: response.statusMessage, headers: responseHeaders })
+    return toResponse(await app.inject(options), request.method)
   }
 }
 
-function toUrl(input: Request | string | URL): string | URL | Request {
+function toResponse(response: LightMyRequestResponse, method: string | undefined): Response {
+  const responseHeaders = new Headers()
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value === undefined) continue
+    if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item)
+    else responseHeaders.set(name, String(value))
+  }
+  const raw = response.rawPayload
+  const body =
+    nullBodyStatus.has(response.statusCode) || method === 'HEAD'
+      ? null
+      : new Uint8Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength)
+  return new Response(body, { status: response.statusCode, statusText: response.statusMessage, headers: responseHeaders })
+}
+
+const directKeys = new Set(['method', 'headers', 'body'])
+// WHATWG "normalize a method" upper-cases these six only; `new Request` refuses the forbidden three.
+const upperCasedMethods = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'])
+const forbiddenMethods = new Set(['CONNECT', 'TRACE', 'TRACK'])
+const methodToken = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/**
+ * The inject options of the common call, `fetch(url, { method?, headers?, body? })` with no body or a
+ * string or byte body, read exactly as `new Request` would read them but without building one: its
+ * body stream costs as much as the inject itself. Anything else (a FormData, Blob, URLSearchParams or
+ * stream body, other init fields, an input `new Request` would refuse) answers undefined and goes
+ * through `new Request`, which then also throws its own errors.
+ */
+function injectOptionsOf(input: string | URL, init: RequestInit): (InjectOptions & { method: string }) | undefined {
+  for (const key in init) if (!directKeys.has(key)) return undefined
+  const given = init.method ?? 'GET'
+  if (typeof given !== 'string' || !methodToken.test(given)) return undefined
+  const upper = given.toUpperCase()
+  // A forbidden method throws, and a lower-case `patch` warns: both are `new Request`'s to do.
+  if (forbiddenMethods.has(upper) || (given !== upper && !upperCasedMethods.has(upper))) return undefined
+  const method = upperCasedMethods.has(upper) ? upper : given
+  const { body } = init
+  let payload: Buffer | undefined
+  let defaultType: string | undefined
+  if (body !== undefined && body !== null) {
+    if (method === 'GET' || method === 'HEAD') return undefined
+    if (typeof body === 'string') {
+      payload = Buffer.from(body, 'utf8')
+      defaultType = 'text/plain;charset=UTF-8'
+    } else if (body instanceof ArrayBuffer) {
+      payload = Buffer.from(new Uint8Array(body)) // a copy, as `new Request` takes one
+    } else if (ArrayBuffer.isView(body) && body.buffer instanceof ArrayBuffer) {
+      payload = Buffer.from(new Uint8Array(body.buffer, body.byteOffset, body.byteLength))
+    } else {
+      return undefined
+    }
+  }
+  let url: URL
+  try {
+    url = new URL(toUrl(input))
+  } catch {
+    return undefined
+  }
+  if (url.username !== '' || url.password !== '') return undefined
+  const headerList = new Headers(init.headers)
+  if (defaultType !== undefined && !headerList.has('content-type')) headerList.set('content-type', defaultType)
+  const headers: Record<string, string> = {}
+  for (const [name, value] of headerList) headers[name] = value
+  return { method, url: url.pathname + url.search, headers, authority: url.host, payload }
+}
+
+function toUrl<T extends Request | string | URL>(input: T): T | string {
   if (typeof input === 'string' && input.startsWith('/')) return `http://localhost${input}`
   return input
 }

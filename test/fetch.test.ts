@@ -39,3 +39,20 @@ t.test('app.fetch: a WHATWG Request in, a Response out', async (t) => {
   t.equal(missing.status, 404)
   t.same(await missing.json(), { status: false, message: messages.routeNotFound('/api'), data: {} })
 })
+
+t.test('app.fetch reads init the way new Request does (fast path and fallback agree)', async (t) => {
+  const server = await buildServer()
+  t.teardown(() => server.close())
+  const { app } = server
+  const body = JSON.stringify({ intent: 'execute', service: 'tasks', action: 'list', payload: {} })
+  const viaString = await app.fetch('/api/services', { method: 'POST', body })
+  t.equal(viaString.status, 415, 'a string body defaults to text/plain;charset=UTF-8, which is refused')
+  const viaRequest = await app.fetch(new Request('http://localhost/api/services', { method: 'POST', body }))
+  t.equal(viaRequest.status, 415, 'the same through a Request object')
+  const bytes = await app.fetch('/api/services', { method: 'post', headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode(body) })
+  t.equal(bytes.status, 200, 'bytes and a lower-case method')
+  t.same((await bytes.json()).data, { result: [1, 2, 3] })
+  const blob = await app.fetch('/api/services', { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Blob([body]) })
+  t.equal(blob.status, 200, 'a Blob body goes through new Request')
+  await t.rejects(app.fetch('/api/services', { method: 'TRACE' }), TypeError, 'a forbidden method throws as fetch does')
+})

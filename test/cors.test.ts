@@ -416,3 +416,11 @@ t.test('invalid configuration fails at boot with a descriptive error', async (t)
   t.teardown(() => disabled.close())
   t.pass('with CORS off, allowedOrigins is not read')
 })
+
+t.test('a fixed policy needs no per-request delegator', async (t) => {
+  const { compileCors } = await import('../plugins/cors.js')
+  const plain = compileCors({ allowedOrigins: ['https://a.example'] })
+  t.match(plain.fixed, { origin: ['https://a.example'], credentials: true, methods: 'POST, GET, OPTIONS', maxAge: 600 })
+  t.equal(compileCors({ allowedOrigins: [], cors: { addCors: [{ path: '/x', options: {} }] } }).fixed, undefined, 'route rules need the delegator')
+  t.equal(compileCors({ allowedOrigins: [], cors: { defaults: { origin: () => 'https://b.example' } } }).fixed, undefined, 'an origin function needs it')
+})

@@ -19,14 +19,6 @@ export class MiddlewareRegistry {
   }
 }
 
-const kSent = Symbol('fastify-actions.middleware.sent')
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    [kSent]?: () => void
-  }
-}
-
 function makeResponse(body: string, status: number, type: string, headers?: Record<string, string>): Response {
   return new Response(body, { status, headers: { 'content-type': type, ...headers } })
 }
@@ -64,8 +56,9 @@ export const middlewarePlugin = fp<{ registry: MiddlewareRegistry }>(
       if (chain.length === 0) return done()
 
       let released = false
+      // Resolved when the response is out ('close' also covers a client that went away).
       const sent = new Promise<void>((resolve) => {
-        request[kSent] = resolve
+        reply.raw.once('finish', resolve).once('close', resolve)
       })
       const c = createMiddlewareContext(request, reply)
       const dispatch = async (index: number): Promise<void> => {
@@ -93,10 +86,6 @@ export const middlewarePlugin = fp<{ registry: MiddlewareRegistry }>(
           else request.log.error(error, 'middleware failed after next()')
         },
       )
-    })
-    app.addHook('onResponse', (request, _reply, done) => {
-      request[kSent]?.()
-      done()
     })
   },
   { name: 'fastify-actions-middleware', fastify: '5.x' },

@@ -6,7 +6,7 @@ import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import { failure, statusOf, toExternalResponse } from '../lib/envelope.js'
 import { messages } from '../lib/messages.js'
 import { checkExternalRequest } from '../lib/request.js'
-import type { DiscoveryConfig, ExternalRequest, ExternalResponse } from '../lib/types.js'
+import type { Action, DiscoveryConfig, ExternalRequest, ExternalResponse } from '../lib/types.js'
 
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is
@@ -16,14 +16,38 @@ import type { DiscoveryConfig, ExternalRequest, ExternalResponse } from '../lib/
  */
 export type MultipartReader = (request: FastifyRequest, reply: FastifyReply) => Promise<ExternalRequest | Failure>
 
+/** The uploads side of the endpoint; without it a multipart body is a 415. */
+export interface MultipartSupport {
+  /** Sets up multipart parsing in `scope`, which holds only the multipart route, and returns its reader. */
+  register: (scope: FastifyInstance) => Promise<MultipartReader> | MultipartReader
+  /** For JSON executes: the 415 of an action that declares another content type, if enforced. */
+  checkJson?: (action: Action, contentType: string | undefined) => Failure | undefined
+}
+
 export interface ServicesPluginOptions {
   engine: Engine
   context: ServerContext<any>
   baseUrl: string
   discovery?: DiscoveryConfig
   bodyLimit: number
-  /** Sets up multipart parsing inside this plugin's scope and returns its reader. */
-  multipart?: (app: FastifyInstance) => Promise<MultipartReader> | MultipartReader
+  multipart?: MultipartSupport
+}
+
+/**
+ * Routes multipart bodies to their own route: @fastify/multipart's hooks then run only for
+ * multipart requests, never for the JSON ones on the hot path.
+ */
+const multipartConstraint: Parameters<FastifyInstance['addConstraintStrategy']>[0] = {
+  name: 'fastifyActionsMultipart',
+  storage() {
+    const handlers = new Map<unknown, unknown>()
+    return {
+      get: (value) => (handlers.get(value) ?? null) as never,
+      set: (value, store) => void handlers.set(value, store),
+    }
+  },
+  deriveConstraint: (request) => isMultipart(request),
+  mustMatchWhenDerived: false,
 }
 
 /** Constant-time, and the digests have one length, so not even the secret's length shows. */
@@ -31,7 +55,7 @@ function sameSecret(given: unknown, expectedDigest: Buffer): boolean {
   return typeof given === 'string' && timingSafeEqual(createHash('sha256').update(given).digest(), expectedDigest)
 }
 
-function isMultipart(request: FastifyRequest): boolean {
+function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
   return request.headers['content-type']?.toLowerCase().startsWith('multipart/form-data') === true
 }
 
@@ -50,15 +74,21 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
   app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'))
-  const readMultipart = options.multipart ? await options.multipart(app) : undefined
+  const checkJson = options.multipart?.checkJson
 
   const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
 
   // Not async: an execute waits on the engine's one promise; every other answer is sent at once.
-  function dispatch(reply: FastifyReply, request: ExternalRequest): FastifyReply | Promise<FastifyReply> {
+  // `json` is the request's content type when the body was JSON (multipart checks its own).
+  function dispatch(reply: FastifyReply, request: ExternalRequest, json?: string): FastifyReply | Promise<FastifyReply> {
     const { intent, service, action, payload } = request
     if (intent === 'execute') {
       if (service === '*' || action === '*') return send(reply, 400, failure(messages.wildcardExecute(service, action)))
+      if (checkJson && json) {
+        const found = engine.getAction(service, action)
+        const refused = found.ok ? checkJson(found.value, json) : undefined
+        if (refused) return send(reply, refused.status, failure(refused.error, refused.data))
+      }
       return engine
         .executeAction(service, action, payload, context)
         .then((result) => send(reply, statusOf(result), toExternalResponse(result, service, action)))
@@ -78,13 +108,22 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
     return dispatch(reply, parsed)
   }
 
+  const path = `${baseUrl}/services`
   // Returns the reply (a thenable) or a promise of it, so Fastify waits until the answer is sent.
-  app.post(`${baseUrl}/services`, { bodyLimit: options.bodyLimit }, (request, reply) => {
-    if (readMultipart && isMultipart(request)) return dispatchMultipart(request, reply, readMultipart)
+  app.post(path, { bodyLimit: options.bodyLimit }, (request, reply) => {
     const body = request.body
     if (body === undefined || body === null) return send(reply, 400, failure(messages.invalidBody))
     const errors = checkExternalRequest(body)
     if (errors) return send(reply, 400, failure(messages.invalidRequest, { errors }))
-    return dispatch(reply, body as ExternalRequest)
+    return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   })
+
+  const multipart = options.multipart
+  if (multipart) {
+    app.addConstraintStrategy(multipartConstraint)
+    await app.register(async function multipartRoute(scope) {
+      const read = await multipart.register(scope)
+      scope.post(path, { constraints: { [multipartConstraint.name]: true } }, (request, reply) => dispatchMultipart(request, reply, read))
+    })
+  }
 }

@@ -6,12 +6,12 @@ import { createDiagnostics, errorMessage, type Diagnostics } from '../lib/diagno
 import { failure } from '../lib/envelope.js'
 import { messages } from '../lib/messages.js'
 import { checkExternalRequest, isExternalRequest } from '../lib/request.js'
-import type { ExternalRequest, ServiceLogger, UploadsConfig } from '../lib/types.js'
+import type { Action, ExternalRequest, ServiceLogger, UploadsConfig } from '../lib/types.js'
 import { resolveUploadSettings, type UploadLimits, type UploadSettings } from '../lib/uploads/config.js'
 import { checkContentType, mediaTypeOf } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
-import type { MultipartReader } from './services.js'
+import type { MultipartReader, MultipartSupport } from './services.js'
 
 export interface UploadsOptions {
   config?: UploadsConfig
@@ -64,25 +64,16 @@ export function setupUploads({ config, diagnostics: serverDiagnostics, logger }:
   const diagnostics =
     config?.diagnostics === undefined && serverDiagnostics ? serverDiagnostics : createDiagnostics(config?.diagnostics === true, logger)
   const limits = toStreamLimits(settings.limits)
-  return async function registerUploads(app: FastifyInstance): Promise<MultipartReader> {
-    await app.register(multipart, { limits, throwFileSizeLimit: false })
-    if (settings.enforceContentType) app.addHook('preHandler', guardJsonContentType(app.engine, settings))
-    return (request, reply) => readUpload(request, reply, app.engine, settings, diagnostics)
-  }
-}
-
-const isMultipartRequest = (request: FastifyRequest) => mediaTypeOf(request.headers['content-type']) === 'multipart/form-data'
-
-/** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
-function guardJsonContentType(engine: Engine, settings: UploadSettings): preHandlerAsyncHookHandler {
-  return async function (request, reply) {
-    const body = request.body
-    if (isMultipartRequest(request) || !isExternalRequest(body) || body.intent !== 'execute') return
-    const found = engine.getAction(body.service, body.action)
-    if (!found.ok) return
-    const refused = checkContentType(found.value, request.headers['content-type'], settings)
-    if (refused) return reply.code(refused.status).send(failure(refused.error, refused.data))
-  }
+  return {
+    async register(scope: FastifyInstance): Promise<MultipartReader> {
+      await scope.register(multipart, { limits, throwFileSizeLimit: false })
+      return (request, reply) => readUpload(request, reply, scope.engine, settings, diagnostics)
+    },
+    /** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
+    checkJson: settings.enforceContentType
+      ? (action: Action, contentType: string | undefined) => checkContentType(action, contentType, settings)
+      : undefined,
+  } satisfies MultipartSupport
 }
 
 async function readUpload(

@@ -150,7 +150,7 @@ export class ServerContext<TDB = unknown> {
 }
 
 function readOnlyView<K, V>(map: Map<K, V>): ReadonlyMap<K, V> {
-  return Object.freeze({
+  const view: ReadonlyMap<K, V> = Object.freeze({
     get: (key: K) => map.get(key),
     has: (key: K) => map.has(key),
     get size() {
@@ -159,9 +159,10 @@ function readOnlyView<K, V>(map: Map<K, V>): ReadonlyMap<K, V> {
     keys: () => map.keys(),
     values: () => map.values(),
     entries: () => map.entries(),
-    forEach: (fn: (value: V, key: K, view: ReadonlyMap<K, V>) => void) => map.forEach((value, key) => fn(value, key, map)),
+    forEach: (fn: (value: V, key: K, view: ReadonlyMap<K, V>) => void) => map.forEach((value, key) => fn(value, key, view)),
     [Symbol.iterator]: () => map.entries(),
   })
+  return view
 }
 
 /** Creates a context; `createServer` makes the one a server uses. */

@@ -29,6 +29,11 @@ export function createDiagnostics(enabled: boolean, logger?: ServiceLogger): Dia
   }
 }
 
+/** A part's own `diagnostics` setting, when given, switches its output on or off; else the server's applies. */
+export function scopedDiagnostics(own: boolean | undefined, server: Diagnostics, logger?: ServiceLogger): Diagnostics {
+  return own === undefined || own === server.enabled ? server : createDiagnostics(own, logger)
+}
+
 /** The message of anything thrown. */
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message

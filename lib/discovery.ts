@@ -65,6 +65,13 @@ export function createDiscovery(engine: Engine): Discovery {
     Object.fromEntries([...actions.values()].map((action) => [action.name, schemaOf.get(action) ?? null]))
   const schemaAll = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
   const schemaService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
+  const schemaAction = new Map<string, ExternalResponse>()
+  for (const [serviceName, actions] of visible) {
+    for (const action of actions.values()) {
+      const answer = success(messages.actionSchemaExported(serviceName, action.name), { [action.name]: schemaOf.get(action) ?? null })
+      schemaAction.set(`${serviceName}\u0000${action.name}`, answer)
+    }
+  }
 
   const missing = (service: string, action: string): Failure =>
     visible.has(service) ? fail(400, messages.actionNotFound(service, action)) : fail(400, messages.serviceNotFound(service))
@@ -78,9 +85,7 @@ export function createDiscovery(engine: Engine): Discovery {
     schema(service, action) {
       if (service === '*') return schemaAll
       if (action === '*') return schemaService.get(service) ?? missing(service, action)
-      const found = visible.get(service)?.get(action)
-      if (!found) return missing(service, action)
-      return success(messages.actionSchemaExported(service, action), { [action]: schemaOf.get(found) ?? null })
+      return schemaAction.get(`${service}\u0000${action}`) ?? missing(service, action)
     },
   }
 }

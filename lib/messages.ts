@@ -82,6 +82,7 @@ export const messages = {
   creationNoData: (entity: string) => `${capitalize(entity)} creation returned no data`,
   unknownCursorColumn: (column: string, entity: string) => `Cursor column '${column}' does not exist on ${entity} table`,
   invalidPagination: 'Invalid pagination options',
+  databaseFailed: (entity: string, operation: string) => `Database error in ${entity}.${operation}`,
   // Uploads (lib/uploads/, plugins/uploads.ts)
   invalidMultipart: 'Invalid multipart form-data body',
   reservedFieldName: "form-data field names such as '__proto__' or 'constructor' are not allowed",

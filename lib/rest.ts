@@ -91,27 +91,33 @@ export async function createRestApp({ engine, context, config, rest, diagnostics
   closeConnectionsWhenDrained(app)
   const middleware = new MiddlewareRegistry()
 
-  // The fixed order of DESIGN.md; each slot is one encapsulated plugin.
-  await app.register(requestScopePlugin)
-  if (isCorsEnabled(rest.cors)) await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors }) // 1. cors
-  if (rest.rateLimiting?.limitingHeader) {
-    await app.register(rateLimitPlugin, { config: rest.rateLimiting, diagnostics, logger: config.resources?.logger }) // 2. rate-limit
+  try {
+    // The fixed order of DESIGN.md; each slot is one encapsulated plugin.
+    await app.register(requestScopePlugin)
+    if (isCorsEnabled(rest.cors)) await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors }) // 1. cors
+    if (rest.rateLimiting?.limitingHeader) {
+      await app.register(rateLimitPlugin, { config: rest.rateLimiting, diagnostics, logger: config.resources?.logger }) // 2. rate-limit
+    }
+    if (rest.enableStatic === true) {
+      await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics }) // 3. static
+    }
+    await app.register(middlewarePlugin, { registry: middleware }) // 4. middleware
+    if (config.auth) await app.register(authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) // 5. auth
+    // 6. uploads (scoped to the services endpoint through its `multipart` option) and 7. services
+    await app.register(servicesPlugin, {
+      engine,
+      context,
+      baseUrl,
+      discovery: rest.discovery,
+      bodyLimit,
+      multipart: setupUploads({ config: rest.uploads, diagnostics, logger: config.resources?.logger }),
+    })
+    if (rest.enableStatus === true) await app.register(statusPlugin, { serverName: config.serverName })
+  } catch (error) {
+    // A plugin refused its options: close what was built, then let createServer throw.
+    await app.close().catch(() => {})
+    throw error
   }
-  if (rest.enableStatic === true) {
-    await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics }) // 3. static
-  }
-  await app.register(middlewarePlugin, { registry: middleware }) // 4. middleware
-  if (config.auth) await app.register(authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) // 5. auth
-  // 6. uploads (scoped to the services endpoint through its `multipart` option) and 7. services
-  await app.register(servicesPlugin, {
-    engine,
-    context,
-    baseUrl,
-    discovery: rest.discovery,
-    bodyLimit,
-    multipart: setupUploads({ config: rest.uploads, diagnostics, logger: config.resources?.logger }),
-  })
-  if (rest.enableStatus === true) await app.register(statusPlugin, { serverName: config.serverName })
 
   return {
     app,

@@ -1,9 +1,9 @@
 import { createContext, getCurrentContext, setCurrentContext } from './context.js'
-import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
+import { createDiagnostics, errorMessage, scopedDiagnostics, type Diagnostics } from './diagnostics.js'
 import { createEngine, fail } from './engine.js'
 import { messages } from './messages.js'
 import { createRestApp, normalizeBaseUrl } from './rest.js'
-import type { OnBootConfig, ServerConfig, ServerInstance } from './types.js'
+import type { OnBootConfig, RestInterface, ServerConfig, ServerInstance } from './types.js'
 import type { ServerContext } from './context.js'
 
 export const DEFAULT_BOOT_WAIT = 10_000
@@ -60,19 +60,23 @@ async function build<TDB>(config: ServerConfig<TDB>): Promise<ServerInstance<TDB
 
   if (config.onBoot) await boot(config.onBoot, context, diagnostics)
 
-  const rest = config.rest
-    ? await createRestApp({
-        engine,
-        context,
-        config,
-        rest: config.rest,
-        // rest.diagnostics, when given, switches the REST layer's diagnostics on or off on its own.
-        diagnostics:
-          config.rest.diagnostics === undefined
-            ? diagnostics
-            : createDiagnostics(config.rest.diagnostics, config.resources?.logger),
-      })
-    : undefined
+  let rest: RestInterface | undefined
+  try {
+    rest = config.rest
+      ? await createRestApp({
+          engine,
+          context,
+          config,
+          rest: config.rest,
+          // rest.diagnostics, when given, switches the REST layer's diagnostics on or off on its own.
+          diagnostics: scopedDiagnostics(config.rest.diagnostics, diagnostics, config.resources?.logger),
+        })
+      : undefined
+  } catch (error) {
+    // A server that never came back must not stay reachable through getContext().
+    if (getCurrentContext() === context) setCurrentContext(undefined)
+    throw error
+  }
 
   if (config.rest) {
     const host = config.rest.host ?? 'localhost'

@@ -132,17 +132,10 @@ function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsO
 }
 
 /**
- * Builds the per-request delegator once, at boot: the first `addCors` rule whose path matches decides
- * (its resolver over its options); otherwise the defaults. A rule that throws is logged and denies.
- */
-export function createCorsDelegator({ allowedOrigins, cors = {} }: CorsPluginOptions) {
-  return compileCors({ allowedOrigins, cors }).delegator
-}
-
-/**
- * The CORS policy, compiled at boot. `fixed` is set when one options object answers every request
- * (no route rules, no function options): @fastify/cors then needs no per-request delegator, whose
- * option merging would cost about a fifth of the whole request.
+ * The CORS policy, compiled at boot. The delegator: the first `addCors` rule whose path matches
+ * decides (its resolver over its options), otherwise the defaults; a rule that throws is logged and
+ * denies. `fixed` is set when one options object answers every request (no route rules, no function
+ * options): @fastify/cors then needs no delegator, whose option merging costs a fifth of a request.
  */
 export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
   if (!Array.isArray(allowedOrigins) || !allowedOrigins.every((origin) => typeof origin === 'string')) {
@@ -201,7 +194,8 @@ export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
 
 /**
  * One @fastify/cors registration for the whole app (a root `onRequest` hook, so custom routes
- * and the 404 answer carry CORS headers too), driven by the per-request delegator.
+ * and the 404 answer carry CORS headers too): static options for a fixed policy, else the
+ * per-request delegator.
  */
 export const corsPlugin = fp<CorsPluginOptions>(
   async function cors(app, options) {

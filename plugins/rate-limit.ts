@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import fastifyRateLimit, { type RateLimitPluginOptions as LimiterOptions } from '@fastify/rate-limit'
 import type { FastifyRequest } from 'fastify'
-import { createDiagnostics, errorMessage, type Diagnostics } from '../lib/diagnostics.js'
+import { errorMessage, scopedDiagnostics, type Diagnostics } from '../lib/diagnostics.js'
 import { messages } from '../lib/messages.js'
 import type { RateLimitConfig, ServiceLogger } from '../lib/types.js'
 
@@ -59,7 +59,7 @@ const draftHeadersOff = { 'ratelimit-limit': false, 'ratelimit-remaining': false
  */
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async function rateLimit(app, { config, diagnostics, logger }) {
-    const log = config.diagnostics === true && !diagnostics.enabled ? createDiagnostics(true, logger) : diagnostics
+    const log = scopedDiagnostics(config.diagnostics, diagnostics, logger)
     const standardHeaders = config.standardHeaders ?? RATE_LIMIT_DEFAULTS.standardHeaders
     const options: LimiterOptions = {
       global: false,

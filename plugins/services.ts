@@ -75,6 +75,15 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
   app.removeContentTypeParser('text/plain')
   app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'))
   const checkJson = options.multipart?.checkJson
+  // JSON has no BigInt (a bigint column, a counter): written as a string instead of failing with a 500.
+  app.setReplySerializer((payload) => {
+    try {
+      return JSON.stringify(payload)
+    } catch (error) {
+      if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error
+      return JSON.stringify(payload, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))
+    }
+  })
 
   const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
 

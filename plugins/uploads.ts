@@ -2,13 +2,13 @@ import multipart, { type MultipartFile } from '@fastify/multipart'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import { Socket } from 'node:net'
 import { fail, type Engine, type Failure } from '../lib/engine.js'
-import { createDiagnostics, errorMessage, type Diagnostics } from '../lib/diagnostics.js'
+import { createDiagnostics, errorMessage, scopedDiagnostics, type Diagnostics } from '../lib/diagnostics.js'
 import { failure } from '../lib/envelope.js'
 import { messages } from '../lib/messages.js'
 import { checkExternalRequest, isExternalRequest } from '../lib/request.js'
 import type { Action, ExternalRequest, ServiceLogger, UploadsConfig } from '../lib/types.js'
 import { resolveUploadSettings, type UploadLimits, type UploadSettings } from '../lib/uploads/config.js'
-import { checkContentType, mediaTypeOf } from '../lib/uploads/content-type.js'
+import { checkContentType } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
 import type { MultipartReader, MultipartSupport } from './services.js'
@@ -61,8 +61,7 @@ const LINGER_MS = 2000
  */
 export function setupUploads({ config, diagnostics: serverDiagnostics, logger }: UploadsOptions = {}) {
   const settings = resolveUploadSettings(config)
-  const diagnostics =
-    config?.diagnostics === undefined && serverDiagnostics ? serverDiagnostics : createDiagnostics(config?.diagnostics === true, logger)
+  const diagnostics = serverDiagnostics ? scopedDiagnostics(config?.diagnostics, serverDiagnostics, logger) : createDiagnostics(config?.diagnostics === true, logger)
   const limits = toStreamLimits(settings.limits)
   return {
     async register(scope: FastifyInstance): Promise<MultipartReader> {

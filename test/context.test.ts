@@ -28,6 +28,7 @@ t.test('key-value store: get, set and a read-only view of the map', async (t) =>
   t.notOk('set' in context.store, 'the view has no set')
   t.notOk('delete' in context.store, 'the view has no delete')
   t.same([...context.store], [['answer', 42]])
+  context.store.forEach((_value, _key, view) => t.notOk('set' in view, 'forEach hands out the view, not the map'))
   t.equal(context.store.size, 1)
   t.same(context.resources, { cache: 'c' })
 })

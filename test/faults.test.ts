@@ -211,16 +211,19 @@ t.test('the database refuses connections: createModel answers the handleError en
   const { call, status, entries } = await notesServer(t, db)
   const refused = `connect ECONNREFUSED 127.0.0.1:${port}`
 
+  const answers: unknown[] = []
   for (let i = 1; i <= 3; i++) {
     const created = await call('create', { title: `n${i}` })
     const listed = await call('list')
-    t.same(created, { statusCode: 400, body: { status: false, message: `[log-${2 * i - 1}] ${refused}`, data: {} } })
-    t.same(listed, { statusCode: 400, body: { status: false, message: `[log-${2 * i}] ${refused}`, data: {} } })
+    answers.push(created, listed)
+    t.same(created, { statusCode: 400, body: { status: false, message: `[log-${2 * i - 1}] ${messages.databaseFailed('note', 'create')}`, data: {} } })
+    t.same(listed, { statusCode: 400, body: { status: false, message: `[log-${2 * i}] ${messages.databaseFailed('note', 'findAll')}`, data: {} } })
   }
   t.match(entries, [
-    { level: 'error', atFunction: 'note.create', message: refused, data: { error: refused, code: 'ECONNREFUSED' } },
-    { level: 'error', atFunction: 'note.findAll', message: refused },
+    { level: 'error', atFunction: 'note.create', message: messages.databaseFailed('note', 'create'), data: { error: refused, code: 'ECONNREFUSED' } },
+    { level: 'error', atFunction: 'note.findAll', message: messages.databaseFailed('note', 'findAll'), data: { error: refused } },
   ])
+  t.notMatch(JSON.stringify(answers), /ECONNREFUSED|127\.0\.0\.1/, 'no host or port reaches the client')
   t.notMatch(JSON.stringify(entries.map((entry) => entry.message)), /SELECT|INSERT|Failed query/i, 'the SQL stays in the log data, never in the message')
   t.same(await status(), running, 'the server keeps serving')
 })
@@ -327,8 +330,8 @@ t.test('PostgreSQL goes away and comes back: Err envelopes while it is away, the
   ] as const) {
     const answer = await call(action, payload)
     const entry = entries[entries.length - 1]
-    t.same(answer, { statusCode: 400, body: { status: false, message: `[${entry.id}] ${refused}`, data: {} } }, `${action} while refused`)
-    t.match(entry, { level: 'error', atFunction: operation, message: refused })
+    t.same(answer, { statusCode: 400, body: { status: false, message: `[${entry.id}] ${messages.databaseFailed('note', operation.slice(5))}`, data: {} } }, `${action} while refused`)
+    t.match(entry, { level: 'error', atFunction: operation, data: { error: refused } })
   }
   t.same(await status(), running, 'the server keeps serving while the database is away')
   t.ok(poolErrors.length > 0, `idle clients reported the cut through the pool's error event (${poolErrors.length})`)

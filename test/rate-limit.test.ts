@@ -165,6 +165,7 @@ t.test('fallback logging follows rateLimiting.diagnostics or the server diagnost
     [false, undefined, 0],
     [false, true, 1],
     [true, undefined, 1],
+    [true, false, 0],
   ]
   for (const [serverDiagnostics, limiterDiagnostics, expected] of cases) {
     const logger = captureLogger()

@@ -151,3 +151,9 @@ t.test('an invalid config is rejected even when a server exists', async (t) => {
   t.teardown(() => first.close())
   await t.rejects(createServer({ ...base, forceNewInstance: false, services: [] }), { message: messages.emptyServices })
 })
+
+t.test('a REST config a plugin refuses: createServer throws and leaves no context behind', async (t) => {
+  await createServer({ ...base }).then((server) => server.close())
+  await t.rejects(createServer({ ...base, rest: { baseUrl: '/api', allowedOrigins: 'nope' as never } }), { message: messages.corsAllowedOrigins })
+  t.throws(() => getContext(), { message: messages.notInitialized })
+})

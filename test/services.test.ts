@@ -304,3 +304,12 @@ t.test('a schema with typed fields validates before the handler and types data',
   t.equal((await execute(server.app, 'm', 'typed', { n: 'four' })).statusCode, 400)
   t.equal(calls, 1, 'the handler never saw the invalid payload')
 })
+
+t.test('a BigInt in a result is written as a string, not a 500', async (t) => {
+  const big = createAction({ name: 'big', description: '', handler: () => Ok({ n: 9007199254740993n, nested: [1n] }) })
+  const server = await buildServer({ services: [{ name: 'b', description: '', actions: [big] }] })
+  t.teardown(() => server.close())
+  const answer = await execute(server.app, 'b', 'big')
+  t.equal(answer.statusCode, 200)
+  t.same(answer.body, { status: true, message: messages.executed('b', 'big'), data: { n: '9007199254740993', nested: ['1'] } })
+})

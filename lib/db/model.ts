@@ -93,12 +93,19 @@ export function createModel<T extends PgTable>(table: T, options: ModelOptions):
     return logger ? handleError({ message, data, logger, atFunction: `${name}.${operation}` }) : Err(message)
   }
 
-  /** Runs one operation; a thrown database error becomes an Err with the driver's text. */
+  /**
+   * Runs one operation; a thrown database error becomes an Err. A data or constraint error
+   * (SQLSTATE class 22 or 23) keeps the driver's text, which tells the caller what to fix; any other
+   * (a refused connection, a failed login) answers a fixed text: hosts and users stay in the log.
+   */
   async function attempt<R>(operation: string, run: () => Promise<Result<R, string>>): Promise<Result<R, string>> {
     try {
       return await run()
     } catch (error) {
-      return fail(operation, databaseMessage(error), describeError(error))
+      const details = describeError(error)
+      const code = typeof details.code === 'string' ? details.code : ''
+      const message = code.startsWith('22') || code.startsWith('23') ? databaseMessage(error) : messages.databaseFailed(name, operation)
+      return fail(operation, message, details)
     }
   }
 

@@ -2,12 +2,12 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { messages } from '../lib/index.js'
 import { freePort } from './helpers/redis.js'
+import { canConnect } from './helpers/net.js'
 
 // SIGTERM to `npm start`'s server (example/server.ts, PGlite in a temp directory) while a slow
 // request runs: the request finishes, new connections are refused, PGlite is shut down cleanly,
@@ -25,16 +25,6 @@ function clusterState(dataDir: string): number | undefined {
   return existsSync(file) ? readFileSync(file).readUInt32LE(16) : undefined
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.on('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.on('error', () => resolve(false))
-  })
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

@@ -23,6 +23,7 @@ import {
 import { buildServer } from './helpers/server.js'
 import { freePort, redisSkipReason, startRedis } from './helpers/redis.js'
 import { postgresSkipReason, startCluster, type TapTest } from './helpers/postgres.js'
+import { recordingLogger } from './helpers/logger.js'
 
 // Faults while serving: the rate limiter's Redis stops mid-run, the database refuses connections or
 // drops them, a handler never answers. Each time the server answers envelopes below 500 (504 for a
@@ -30,17 +31,6 @@ import { postgresSkipReason, startCluster, type TapTest } from './helpers/postgr
 
 const WAIT_MS = 20_000
 
-/** A logger that keeps every entry and answers `log-<n>` as the id. */
-function recordingLogger() {
-  const entries: Array<LogEntry & { level: string; id: string }> = []
-  const write = (level: string) => (entry: LogEntry) => {
-    const id = `log-${entries.length + 1}`
-    entries.push({ ...entry, level, id })
-    return id
-  }
-  const logger: ServiceLogger = { info: write('info'), warn: write('warn'), error: write('error') }
-  return { logger, entries }
-}
 
 /** Polls `check` every 20 ms until it is true; fails after WAIT_MS. */
 async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {

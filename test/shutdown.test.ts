@@ -1,18 +1,8 @@
 import t from 'tap'
-import { connect } from 'node:net'
 import { createAction, messages, Ok } from '../lib/index.js'
 import { buildServer } from './helpers/server.js'
+import { canConnect } from './helpers/net.js'
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.on('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.on('error', () => resolve(false))
-  })
-}
 
 t.test('close() finishes in-flight requests and refuses new connections', async (t) => {
   let entered!: () => void

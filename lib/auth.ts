@@ -35,15 +35,6 @@ export function resolveAuthOptions(config: AuthConfig): AuthOptions {
   }
 }
 
-const bearer = /^Bearer[ \t]+(\S+)$/i
-
-/** The token of a `Bearer <token>` header value, or why there is none. */
-export function bearerToken(value: string | undefined): { token: string } | { reason: string } {
-  if (value === undefined || value.trim() === '') return { reason: messages.authReasons.missingToken }
-  const match = bearer.exec(value.trim())
-  return match ? { token: match[1] } : { reason: messages.authReasons.badScheme }
-}
-
 const userIdClaims = ['userId', 'id', 'sub'] as const
 const organizationIdClaims = ['organizationId', 'organization_id', 'orgId'] as const
 
@@ -75,25 +66,6 @@ const reasonByCode: Record<string, string> = {
   FAST_JWT_INVALID_SIGNATURE: messages.authReasons.signature,
   FAST_JWT_EXPIRED: messages.authReasons.expired,
   FAST_JWT_INACTIVE: messages.authReasons.notYetValid,
-}
-
-/**
- * Cookie auth rides along on any request a browser sends, including a form posted from another
- * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
- * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
- */
-export function isCrossSiteRefused(
-  headers: { origin?: string; host?: string; 'sec-fetch-site'?: string | string[] },
-  allowedOrigins: ReadonlySet<string>,
-): boolean {
-  const origin = headers.origin
-  if (origin === undefined) return headers['sec-fetch-site'] === 'cross-site'
-  if (allowedOrigins.has(origin)) return false
-  try {
-    return new URL(origin).host !== headers.host
-  } catch {
-    return true // `null` (a sandboxed or opaque origin) and anything unparsable
-  }
 }
 
 /** Why a token failed verification, in words safe to send to the client. */

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import fastifyCookie from '@fastify/cookie'
 import fastifyJwt, { type FastifyJWTOptions } from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { bearerToken, identityOf, isCrossSiteRefused, resolveAuthOptions, verificationFailureReason, type AuthOptions } from '../lib/auth.js'
+import { identityOf, resolveAuthOptions, verificationFailureReason, type AuthOptions } from '../lib/auth.js'
 import { getRequestStore } from '../lib/context.js'
 import { fail, type Authenticator, type Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
@@ -14,6 +14,35 @@ export interface AuthPluginOptions {
   engine: Engine
   /** `rest.allowedOrigins`: the other sites cookie-authenticated requests may come from. */
   allowedOrigins?: string[]
+}
+
+// Reading headers is HTTP's business: it lives here, the claims logic in lib/auth.ts.
+const bearer = /^Bearer[ \t]+(\S+)$/i
+
+/** The token of a `Bearer <token>` header value, or why there is none. */
+function bearerToken(value: string | undefined): { token: string } | { reason: string } {
+  if (value === undefined || value.trim() === '') return { reason: messages.authReasons.missingToken }
+  const match = bearer.exec(value.trim())
+  return match ? { token: match[1] } : { reason: messages.authReasons.badScheme }
+}
+
+/**
+ * Cookie auth rides along on any request a browser sends, including a form posted from another
+ * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
+ * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
+ */
+function isCrossSiteRefused(
+  headers: { origin?: string; host?: string; 'sec-fetch-site'?: string | string[] },
+  allowedOrigins: ReadonlySet<string>,
+): boolean {
+  const origin = headers.origin
+  if (origin === undefined) return headers['sec-fetch-site'] === 'cross-site'
+  if (allowedOrigins.has(origin)) return false
+  try {
+    return new URL(origin).host !== headers.host
+  } catch {
+    return true // `null` (a sandboxed or opaque origin) and anything unparsable
+  }
 }
 
 type TokenLookup = (request: FastifyRequest) => { token: string } | { reason: string }

@@ -1,5 +1,67 @@
-import type { Action, Service } from './types.js'
+import type { Result } from './result.js'
 import type { InferInput, ValidationSchema } from './validation.js'
+import type { ServerContext } from './context.js'
+
+/** Names another action to run as a hook. */
+export interface HookRef {
+  service: string
+  action: string
+  isCritical: boolean
+}
+
+export interface ActionHooks {
+  before?: HookRef[]
+  after?: HookRef[]
+}
+
+export type UploadMode = 'flat' | 'structured'
+
+export interface ActionSpecial {
+  contentType: string
+  uploadMode?: UploadMode
+}
+
+export type ActionHandler<TInput = unknown, TOutput = unknown> = (
+  data: TInput,
+  context: ServerContext,
+) => Result<TOutput, string> | Promise<Result<TOutput, string>>
+
+/** A named operation. Create it with `createAction` so `data` is typed from `validation`. */
+export interface Action<TInput = any, TOutput = unknown> {
+  name: string
+  description: string
+  validation?: ValidationSchema | null
+  handler: ActionHandler<TInput, TOutput>
+  isProtected?: boolean
+  accessControl?: string[]
+  visibility?: { rest?: boolean; rpc?: boolean }
+  hooks?: ActionHooks
+  meta?: Record<string, unknown>
+  isSpecial?: ActionSpecial
+  /** Per-action timeout in ms; overrides `ServerConfig.actionTimeout`. */
+  timeout?: number
+}
+
+/** A named group of actions. */
+export interface Service {
+  name: string
+  description: string
+  actions: Action[]
+  meta?: Record<string, unknown>
+}
+
+export interface BeforeActionHandlerArgs {
+  nileContext: ServerContext
+  action: Action
+  payload: unknown
+}
+
+export interface AfterActionHandlerArgs extends BeforeActionHandlerArgs {
+  result: Result<unknown, string>
+}
+
+export type BeforeActionHandler = (args: BeforeActionHandlerArgs) => Result<unknown, string> | Promise<Result<unknown, string>>
+export type AfterActionHandler = (args: AfterActionHandlerArgs) => Result<unknown, string> | Promise<Result<unknown, string>>
 
 /** An action as written: its `validation` schema decides the type of the handler's `data`. */
 export type ActionDefinition<S extends ValidationSchema | null | undefined, TOutput> = Omit<

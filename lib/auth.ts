@@ -1,38 +1,10 @@
 import { messages } from './messages.js'
-import type { AuthConfig, AuthResult } from './types.js'
 
-/** AuthConfig with its defaults applied, checked once at boot. */
-export interface AuthOptions {
-  secret: string
-  method: 'header' | 'cookie'
-  /** Lower-cased, as Node stores request headers. */
-  headerName: string
-  cookieName: string
-  algorithms: string[]
-}
-
-export const AUTH_DEFAULTS = {
-  method: 'header',
-  headerName: 'authorization',
-  cookieName: 'auth_token',
-  algorithms: ['HS256'],
-} as const
-
-export function resolveAuthOptions(config: AuthConfig): AuthOptions {
-  if (typeof config.secret !== 'string' || config.secret === '') throw new Error(messages.authNoSecret)
-  const method = config.method ?? AUTH_DEFAULTS.method
-  if (method !== 'header' && method !== 'cookie') throw new Error(messages.authBadMethod(String(method)))
-  const algorithms = config.algorithms ?? [...AUTH_DEFAULTS.algorithms]
-  if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.includes('none')) {
-    throw new Error(messages.authBadAlgorithms)
-  }
-  return {
-    secret: config.secret,
-    method,
-    headerName: (config.headerName ?? AUTH_DEFAULTS.headerName).toLowerCase(),
-    cookieName: config.cookieName ?? AUTH_DEFAULTS.cookieName,
-    algorithms,
-  }
+/** The verified identity of a request: the user, the organization, and every claim of the token. */
+export interface AuthResult {
+  userId: string
+  organizationId?: string
+  claims: Record<string, unknown>
 }
 
 const userIdClaims = ['userId', 'id', 'sub'] as const

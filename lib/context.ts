@@ -1,17 +1,29 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { messages } from './messages.js'
-import type { AuthResult, Resources, RestRequestContext } from './types.js'
+import type { AuthResult } from './auth.js'
+import { ErrNotInitialized } from './errors.js'
+import type { ServiceLogger } from './logger.js'
+
+/** What a server carries for its actions: a logger, a database, a cache, anything else. */
+export interface Resources<TDB = unknown> {
+  logger?: ServiceLogger
+  database?: TDB
+  cache?: unknown
+  [key: string]: unknown
+}
 
 export type SessionName = 'rest' | 'ws' | 'rpc'
 export type SessionData = Record<string, unknown>
 
 /** What one request sees: nothing in it is shared with another request. */
 export interface RequestStore {
-  rest?: RestRequestContext
+  /** The request being served, as its adapter describes it (the REST adapter: `{ req, reply }`). */
+  rest?: unknown
   ws?: unknown
   rpc?: unknown
   sessions: Partial<Record<SessionName, SessionData>>
   auth?: AuthResult
+  /** The context of the server (or plugin registration) serving this request. */
+  context?: ServerContext<any>
 }
 
 export interface HookLogEntry {
@@ -53,8 +65,8 @@ export function getRequestStore(): RequestStore | undefined {
   return scopeStorage.getStore()?.request
 }
 
-export function createRequestStore(rest?: RestRequestContext): RequestStore {
-  return { rest, sessions: {} }
+export function createRequestStore(rest?: unknown, context?: ServerContext<any>): RequestStore {
+  return { rest, sessions: {}, context }
 }
 
 export function createHookContext(actionName: string, input: unknown): HookContext {
@@ -180,8 +192,12 @@ export function getCurrentContext(): ServerContext<any> | undefined {
   return currentContext
 }
 
-/** The context of the server created last, from anywhere after `createServer`. */
+/**
+ * The shared context. Inside a request: the context of the server (or plugin registration) serving
+ * it. Outside a request: the one created last. Throws before any server exists.
+ */
 export function getContext<TDB = unknown>(): ServerContext<TDB> {
-  if (!currentContext) throw new Error(messages.notInitialized)
-  return currentContext as ServerContext<TDB>
+  const context = scopeStorage.getStore()?.request?.context ?? currentContext
+  if (!context) throw new ErrNotInitialized()
+  return context as ServerContext<TDB>
 }

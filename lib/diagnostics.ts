@@ -1,4 +1,4 @@
-import type { ServiceLogger } from './types.js'
+import type { ServiceLogger } from './logger.js'
 
 /** Internal diagnostic output: through `resources.logger` when present, else the console; silent when off. */
 export interface Diagnostics {

@@ -1,9 +1,9 @@
+import type { Action } from './action.js'
 import type { Engine } from './engine.js'
-import { fail, type Failure } from './engine.js'
+import { success, type ExternalResponse } from './envelope.js'
+import { fail, type Failure } from './errors.js'
 import { messages } from './messages.js'
 import { toJsonSchema } from './validation.js'
-import { success } from './envelope.js'
-import type { Action, ExternalResponse } from './types.js'
 
 /** Answers of the `explore` and `schema` intents, built once at boot: services never change after it. */
 export interface Discovery {
@@ -15,7 +15,6 @@ const isVisible = (action: Action) => action.visibility?.rest !== false
 
 export function createDiscovery(engine: Engine): Discovery {
   const services = engine.getServices()
-  if (!services.ok) throw new Error(services.error)
 
   const visible = new Map<string, Map<string, Action>>()
   for (const service of services.value) {
@@ -74,7 +73,7 @@ export function createDiscovery(engine: Engine): Discovery {
   }
 
   const missing = (service: string, action: string): Failure =>
-    visible.has(service) ? fail(400, messages.actionNotFound(service, action)) : fail(400, messages.serviceNotFound(service))
+    visible.has(service) ? fail.actionNotFound(service, action) : fail.serviceNotFound(service)
 
   return {
     explore(service, action) {

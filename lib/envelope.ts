@@ -1,7 +1,23 @@
 import type { Result } from './result.js'
-import type { ExternalResponse } from './types.js'
+import { isFailure } from './errors.js'
 import { messages } from './messages.js'
-import { isFailure } from './engine.js'
+
+export type Intent = 'explore' | 'execute' | 'schema'
+
+/** The JSON body of `POST {baseUrl}/services`. */
+export interface ExternalRequest {
+  intent: Intent
+  service: string
+  action: string
+  payload: Record<string, unknown>
+}
+
+/** Every response body. */
+export interface ExternalResponse<TData extends Record<string, unknown> = Record<string, unknown>> {
+  status: boolean
+  message: string
+  data: TData
+}
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object') return false
@@ -11,7 +27,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 /** Maps an action's Result onto the envelope: objects become `data`, anything else `data.result`. */
 export function toExternalResponse(result: Result<unknown, string>, service: string, action: string): ExternalResponse {
-  if (!result.ok) return failure(result.error, dataOf(result))
+  if (!result.ok) return errorEnvelope(result.error, isFailure(result) ? result.data : {})
   const value = result.value
   return {
     status: true,
@@ -20,20 +36,10 @@ export function toExternalResponse(result: Result<unknown, string>, service: str
   }
 }
 
-/** The HTTP status of a Result: 200 for Ok, the Failure's own status, else 400. */
-export function statusOf(result: Result<unknown, string>): number {
-  if (result.ok) return 200
-  return isFailure(result) ? result.status : 400
-}
-
 export function success(message: string, data: Record<string, unknown> = {}): ExternalResponse {
   return { status: true, message, data }
 }
 
-export function failure(message: string, data: Record<string, unknown> = {}): ExternalResponse {
+export function errorEnvelope(message: string, data: Record<string, unknown> = {}): ExternalResponse {
   return { status: false, message, data }
-}
-
-function dataOf(result: object): Record<string, unknown> {
-  return isFailure(result) ? result.data : {}
 }

@@ -1,7 +1,7 @@
 import { getContext } from './context.js'
-import { messages } from './messages.js'
+import { ErrNoLogger } from './errors.js'
 import { Err, type ErrResult } from './result.js'
-import type { ServiceLogger } from './types.js'
+import type { ServiceLogger } from './logger.js'
 
 export interface HandleErrorParams {
   /** The text of the error; the client sees `[<log_id>] <message>`. */
@@ -20,7 +20,7 @@ export interface HandleErrorParams {
  */
 export function handleError({ message, data, logger, atFunction }: HandleErrorParams): ErrResult<string> {
   const target = logger ?? contextLogger()
-  if (!target) throw new Error(messages.noLogger)
+  if (!target) throw new ErrNoLogger()
   const logId = target.error({ atFunction: atFunction ?? callerName(handleError), message, data })
   return Err(`[${logId}] ${message}`)
 }

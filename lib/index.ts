@@ -1,6 +1,29 @@
-/** fastify-actions: the one public entry. Nothing outside this file is API. */
-export { createServer } from './server.js'
-export { createAction, createActions, createServices, type ActionDefinition } from './action.js'
+/** fastify-actions: the one public server entry. Nothing outside this file is API. */
+import { fastifyActions } from './server/plugin.js'
+
+export { createServer, type ActionsApp, type RestInterface, type RestServerInstance, type ServerInstance } from './server/create-server.js'
+export { fastifyActions, getActions, type ActionsHandle } from './server/plugin.js'
+export type { ServerConfig, ResolvedConfig } from './server/config.js'
+export type { FetchFunction } from './server/fetch.js'
+export default fastifyActions
+
+export {
+  createAction,
+  createActions,
+  createServices,
+  type Action,
+  type ActionDefinition,
+  type ActionHandler,
+  type ActionHooks,
+  type ActionSpecial,
+  type AfterActionHandler,
+  type AfterActionHandlerArgs,
+  type BeforeActionHandler,
+  type BeforeActionHandlerArgs,
+  type HookRef,
+  type Service,
+  type UploadMode,
+} from './action.js'
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
 export {
   ServerContext,
@@ -14,52 +37,49 @@ export {
   type SessionName,
   type SessionData,
   type AuthUser,
+  type Resources,
 } from './context.js'
-export { createEngine, type Engine, type EngineOptions, type Failure, type Authenticator } from './engine.js'
-export { toExternalResponse } from './envelope.js'
+export type { AuthResult } from './auth.js'
+export { DEFAULTS, type CoreConfig, type OnBootConfig } from './config.js'
+export { createEngine, type Engine, type EngineOptions, type Authenticator } from './engine.js'
+export { toExternalResponse, type ExternalRequest, type ExternalResponse, type Intent } from './envelope.js'
+export {
+  failureCodes,
+  isFailure,
+  isActionsError,
+  codeOf,
+  ACTION_FAILED,
+  type ErrorCode,
+  type Failure,
+  type FailureCode,
+} from './errors.js'
 export { messages } from './messages.js'
+export type { LogEntry, ServiceLogger } from './logger.js'
 export type { ValidationSchema, InferInput, ValidationIssue } from './validation.js'
 export type { StandardSchemaV1 } from './standard-schema.js'
-export type { Middleware, MiddlewareContext } from './middleware.js'
-export type { FetchFunction } from './fetch.js'
+export type { UploadsConfig } from './uploads/config.js'
+export { detectMimeType } from './uploads/mime.js'
+export type { UploadPayload } from './uploads/form.js'
+export { handleError, type HandleErrorParams } from './handle-error.js'
+export * from './db/index.js'
+
+// The HTTP side's public types (the Fastify adapters own them).
+export { statusByCode } from '../plugins/http-status.js'
 export type {
-  Action,
-  ActionHandler,
-  ActionHooks,
-  ActionSpecial,
-  AfterActionHandler,
-  AfterActionHandlerArgs,
   AuthConfig,
-  AuthResult,
-  BeforeActionHandler,
-  BeforeActionHandlerArgs,
   CorsConfig,
   CorsOptions,
+  CorsOrigin,
+  CorsRequestContext,
   CorsResolver,
   CorsRouteRule,
   DiscoveryConfig,
-  ExternalRequest,
-  ExternalResponse,
-  HookRef,
-  Intent,
-  LogEntry,
-  OnBootConfig,
+  FastifyOptions,
   RateLimitConfig,
-  Resources,
+  RateLimitRedis,
   RestConfig,
-  RestInterface,
-  ServerConfig,
-  ServerInstance,
-  Service,
-  ServiceLogger,
-  RestRequestContext,
-  UploadMode,
-  UploadsConfig,
-} from './types.js'
-export { handleError, type HandleErrorParams } from './handle-error.js'
-export * from './db/index.js'
+} from '../plugins/config.js'
+export type { Middleware, MiddlewareContext } from '../plugins/middleware.js'
+export type { ActionsRequest, RestRequestContext } from '../plugins/request-scope.js'
 /** The contract of a custom `rateLimiting.store` (the store of @fastify/rate-limit). */
 export type { FastifyRateLimitStore as RateLimitStore, FastifyRateLimitStoreCtor as RateLimitStoreConstructor } from '@fastify/rate-limit'
-export type { CorsOrigin, CorsRequestContext } from './types.js'
-export { detectMimeType } from './uploads/mime.js'
-export type { UploadPayload } from './uploads/form.js'

@@ -19,7 +19,6 @@ export const messages = {
   singletonReused: 'createServer: a server already exists; returning it. Pass forceNewInstance: true for a new one.',
   emptyServices: 'createServer: config.services must contain at least one service',
   notInitialized: 'getContext: Server not initialized. Call createServer first.',
-  noDatabase: 'createModel: No database available.',
   wildcardExecute: (service: string, action: string) =>
     `Cannot execute '${service}.${action}': wildcard '*' is only allowed for explore and schema; name a specific service and action`,
   serviceNotFound: (service: string) => `Service '${service}' not found`,
@@ -45,7 +44,6 @@ export const messages = {
     `createServer: rest.cors.addCors${index >= 0 ? `[${index}]` : ''} must be a list of { path, options?, resolver? } rules`,
   corsInvalidResolverResult: (type: string) => `CORS resolver returned a ${type}; expected a boolean, options or undefined`,
   corsRuleFailed: (path: string, error: string) => `CORS rule '${path}' failed, origin denied: ${error}`,
-  staticDirFailed: (dir: string, error: string) => `createServer: cannot create staticDir '${dir}': ${error}`,
   staticUnavailable: (runtime: string, error: string) =>
     `static adapter for runtime '${runtime}' failed to load; /assets/* is not served: ${error}`,
   staticNoPlugin: 'the module has no Fastify plugin as its default export',
@@ -73,10 +71,8 @@ export const messages = {
   rateLimitStoreUp: 'rate-limit store answers again, rate limiting resumed',
   // Data helpers (lib/handle-error.ts, lib/db/)
   noLogger: 'handleError: No logger available. Pass one or set resources.logger.',
-  noTransactionDatabase: 'createTransactionVariant: No database available.',
   notATable: 'getValidationSchemas: expected a Drizzle table',
   relationSchema: 'getValidationSchemas: got a relations(...) schema; pass the table itself',
-  noIdColumn: (table: string) => `createModel: table '${table}' has no 'id' column or single-column primary key`,
   notFound: (entity: string) => `${capitalize(entity)} not found`,
   invalidData: (entity: string) => `Invalid ${entity} data`,
   creationNoData: (entity: string) => `${capitalize(entity)} creation returned no data`,

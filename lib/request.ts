@@ -1,6 +1,5 @@
-import type { ExternalRequest, Intent } from './types.js'
+import { isPlainObject, type ExternalRequest, type Intent } from './envelope.js'
 import type { ValidationIssue } from './validation.js'
-import { isPlainObject } from './envelope.js'
 
 const intents: ReadonlySet<string> = new Set<Intent>(['explore', 'execute', 'schema'])
 

@@ -1,23 +1,26 @@
-import fp from 'fastify-plugin'
 import fastifyCookie from '@fastify/cookie'
 import fastifyJwt, { type FastifyJWTOptions } from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { identityOf, resolveAuthOptions, verificationFailureReason, type AuthOptions } from '../lib/auth.js'
+import { identityOf } from '../lib/auth.js'
 import { getRequestStore } from '../lib/context.js'
-import { fail, type Authenticator, type Engine } from '../lib/engine.js'
+import type { Authenticator, Engine } from '../lib/engine.js'
+import { fail, type Failure } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { Ok } from '../lib/result.js'
-import type { AuthConfig, RestRequestContext } from '../lib/types.js'
+import type { ResolvedAuth } from './config.js'
+import type { RestRequestContext } from './request-scope.js'
 
 export interface AuthPluginOptions {
-  auth: AuthConfig
+  auth: ResolvedAuth
   engine: Engine
   /** `rest.allowedOrigins`: the other sites cookie-authenticated requests may come from. */
-  allowedOrigins?: string[]
+  allowedOrigins: readonly string[]
 }
 
 // Reading headers is HTTP's business: it lives here, the claims logic in lib/auth.ts.
 const bearer = /^Bearer[ \t]+(\S+)$/i
+
+type TokenLookup = (request: FastifyRequest) => { token: string } | { reason: string }
 
 /** The token of a `Bearer <token>` header value, or why there is none. */
 function bearerToken(value: string | undefined): { token: string } | { reason: string } {
@@ -26,28 +29,8 @@ function bearerToken(value: string | undefined): { token: string } | { reason: s
   return match ? { token: match[1] } : { reason: messages.authReasons.badScheme }
 }
 
-/**
- * Cookie auth rides along on any request a browser sends, including a form posted from another
- * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
- * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
- */
-function isCrossSiteRefused(
-  headers: { origin?: string; host?: string; 'sec-fetch-site'?: string | string[] },
-  allowedOrigins: ReadonlySet<string>,
-): boolean {
-  const origin = headers.origin
-  if (origin === undefined) return headers['sec-fetch-site'] === 'cross-site'
-  if (allowedOrigins.has(origin)) return false
-  try {
-    return new URL(origin).host !== headers.host
-  } catch {
-    return true // `null` (a sandboxed or opaque origin) and anything unparsable
-  }
-}
-
-type TokenLookup = (request: FastifyRequest) => { token: string } | { reason: string }
-
-function tokenLookup(options: AuthOptions): TokenLookup {
+/** Where the token is, by `auth.method`. Used for protected actions and, through `extractToken`, by `request.jwtVerify()`. */
+function tokenLookup(options: ResolvedAuth): TokenLookup {
   if (options.method === 'cookie') {
     return (request) => {
       const token = request.cookies[options.cookieName]
@@ -60,57 +43,107 @@ function tokenLookup(options: AuthOptions): TokenLookup {
   }
 }
 
-const denied = (reason: string) => fail(401, messages.authFailed(reason))
+/**
+ * Cookie auth rides along on any request a browser sends, including a form posted from another
+ * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
+ * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
+ */
+function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet<string>): boolean {
+  const { origin, host } = request.headers
+  if (origin === undefined) return request.headers['sec-fetch-site'] === 'cross-site'
+  if (allowedOrigins.has(origin)) return false
+  try {
+    return new URL(origin).host !== host
+  } catch {
+    return true // `null` (a sandboxed or opaque origin) and anything unparsable
+  }
+}
 
-/** Verifies the token of the current request and stores its identity in the request store. */
+// fast-jwt's TokenError codes (what @fastify/jwt's `verify` throws), mapped to the reasons a client sees.
+const reasonByCode: Record<string, string> = {
+  FAST_JWT_MALFORMED: messages.authReasons.malformed,
+  FAST_JWT_INVALID_TYPE: messages.authReasons.malformed,
+  FAST_JWT_INVALID_PAYLOAD: messages.authReasons.malformed,
+  FAST_JWT_MISSING_SIGNATURE: messages.authReasons.unsigned,
+  FAST_JWT_INVALID_ALGORITHM: messages.authReasons.algorithm,
+  FAST_JWT_INVALID_SIGNATURE: messages.authReasons.signature,
+  FAST_JWT_EXPIRED: messages.authReasons.expired,
+  FAST_JWT_INACTIVE: messages.authReasons.notYetValid,
+  // What `request.jwtVerify()` throws in a custom route.
+  FST_JWT_NO_AUTHORIZATION_IN_HEADER: messages.authReasons.missingToken,
+  FST_JWT_NO_AUTHORIZATION_IN_COOKIE: messages.authReasons.missingToken,
+  FST_JWT_BAD_REQUEST: messages.authReasons.missingToken,
+  FST_JWT_BAD_COOKIE_REQUEST: messages.authReasons.missingToken,
+  FST_JWT_AUTHORIZATION_TOKEN_EXPIRED: messages.authReasons.expired,
+  FST_JWT_AUTHORIZATION_TOKEN_INVALID: messages.authReasons.invalid,
+  FST_JWT_AUTHORIZATION_TOKEN_UNTRUSTED: messages.authReasons.invalid,
+}
+
+/** Why a token failed verification, in words safe to send to the client. */
+function verificationFailureReason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  return (typeof code === 'string' && reasonByCode[code]) || messages.authReasons.invalid
+}
+
+/** The 401 failure of a JWT error thrown by @fastify/jwt (e.g. `request.jwtVerify()` in a custom route); undefined for any other error. */
+export function authFailureOf(error: unknown): Failure | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code !== 'string' || !(code.startsWith('FST_JWT_') || code.startsWith('FAST_JWT_'))) return undefined
+  return fail.auth(verificationFailureReason(error))
+}
+
+/**
+ * Verifies the token of the current request and stores its identity in the request store.
+ * It calls `app.jwt.verify` (@fastify/jwt's own verification: signature, algorithm, `exp`, `nbf`)
+ * rather than `request.jwtVerify()`: that one folds a bad signature and a bad claim into one error
+ * code, so the 401 could no longer say why (test/auth.test.ts asserts each reason), and it always
+ * costs a promise where `verify` is synchronous.
+ */
 function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined): Authenticator {
   return (context) => {
     const store = getRequestStore()
     const rest = context.get<RestRequestContext>('rest')
-    if (!store || !rest) return denied(messages.authReasons.noRequest)
-    if (crossSiteGuard?.(rest.req)) return denied(messages.authReasons.crossSite)
+    if (!store || !rest) return fail.auth(messages.authReasons.noRequest)
+    if (crossSiteGuard?.(rest.req)) return fail.auth(messages.authReasons.crossSite)
     const found = lookup(rest.req)
-    if ('reason' in found) return denied(found.reason)
+    if ('reason' in found) return fail.auth(found.reason)
     let claims: Record<string, unknown>
     try {
       claims = app.jwt.verify<Record<string, unknown>>(found.token)
     } catch (error) {
-      return denied(verificationFailureReason(error))
+      return fail.auth(verificationFailureReason(error))
     }
     const identity = identityOf(claims)
-    if (!identity) return denied(messages.authReasons.noUserId)
+    if (!identity) return fail.auth(messages.authReasons.noUserId)
     store.auth = identity
     return Ok(identity)
   }
 }
 
 /**
- * JWT authentication for protected actions: @fastify/jwt verifies (signature, algorithm, `exp`, `nbf`),
- * the engine calls the authenticator before the global before handler. `app.jwt.sign` and
- * `request.jwtVerify()` are available to custom routes, reading the token from the same place.
+ * JWT authentication for protected actions: the engine calls the authenticator before the global
+ * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
+ * the token from the same place (one lookup for both).
  */
-export const authPlugin = fp<AuthPluginOptions>(
-  async function auth(app, { auth, engine, allowedOrigins = [] }) {
-    const options = resolveAuthOptions(auth)
-    const lookup = tokenLookup(options)
-    if (options.method === 'cookie') await app.register(fastifyCookie)
-    const hmacOnly = options.algorithms.every((algorithm) => algorithm.startsWith('HS'))
-    const jwtOptions: FastifyJWTOptions = {
-      // A public key (RS/ES/PS/EdDSA) can only verify: @fastify/jwt then runs in verify-only mode, without `sign`.
-      secret: hmacOnly ? options.secret : { public: options.secret },
-      verify: {
-        // fast-jwt rejects an unknown algorithm name at registration, so the string list needs no narrowing here.
-        algorithms: options.algorithms as NonNullable<NonNullable<FastifyJWTOptions['verify']>['algorithms']>,
-        extractToken: (request) => {
-          const found = lookup(request)
-          return 'token' in found ? found.token : undefined
-        },
+export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<void> {
+  const lookup = tokenLookup(auth)
+  // The user's app may already have @fastify/cookie: registering it twice would fail.
+  if (auth.method === 'cookie' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
+  const hmacOnly = auth.algorithms.every((algorithm) => algorithm.startsWith('HS'))
+  const jwtOptions: FastifyJWTOptions = {
+    // A public key (RS/ES/PS/EdDSA) can only verify: @fastify/jwt then runs in verify-only mode, without `sign`.
+    secret: hmacOnly ? auth.secret : { public: auth.secret },
+    verify: {
+      // fast-jwt rejects an unknown algorithm name at registration, so the string list needs no narrowing here.
+      algorithms: [...auth.algorithms] as NonNullable<NonNullable<FastifyJWTOptions['verify']>['algorithms']>,
+      extractToken: (request) => {
+        const found = lookup(request)
+        return 'token' in found ? found.token : undefined
       },
-    }
-    await app.register(fastifyJwt, jwtOptions)
-    const allowed = new Set(allowedOrigins)
-    const crossSiteGuard = options.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request.headers, allowed) : undefined
-    engine.setAuthenticator(createAuthenticator(app, lookup, crossSiteGuard))
-  },
-  { name: 'fastify-actions-auth', fastify: '5.x' },
-)
+    },
+  }
+  await app.register(fastifyJwt, jwtOptions)
+  const allowed = new Set(allowedOrigins)
+  const crossSiteGuard = auth.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request, allowed) : undefined
+  engine.setAuthenticator(createAuthenticator(app, lookup, crossSiteGuard))
+}

@@ -1,22 +1,14 @@
-import fp from 'fastify-plugin'
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
-import type { FastifyRequest } from 'fastify'
-import { compilePathMatcher, pathOf } from '../lib/middleware.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { DEFAULTS } from '../lib/config.js'
 import { errorMessage } from '../lib/diagnostics.js'
+import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
-import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from '../lib/types.js'
-
-/** The specification's defaults; `origin` comes from `allowedOrigins` (or `*` when it is empty). */
-export const CORS_DEFAULTS = {
-  credentials: true,
-  allowHeaders: ['Content-Type', 'Authorization'],
-  allowMethods: ['POST', 'GET', 'OPTIONS'],
-  exposeHeaders: ['Content-Length'],
-  maxAge: 600,
-} as const
+import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from './config.js'
+import { compilePathMatcher, pathOf } from './paths.js'
 
 export interface CorsPluginOptions {
-  allowedOrigins: string[]
+  allowedOrigins: readonly string[]
   cors?: CorsConfig
 }
 
@@ -37,15 +29,10 @@ const optionKeys = ['origin', 'allowMethods', 'allowHeaders', 'maxAge', 'credent
 /** An origin list that matches no request: @fastify/cors then writes no allow-origin header. */
 const noOrigin: string[] = Object.freeze([]) as unknown as string[]
 
-/** `cors.enabled` is on unless it is exactly `false`. */
-export function isCorsEnabled(cors: CorsConfig | undefined): boolean {
-  return cors?.enabled !== false
-}
-
 /** `over` merged onto `base`; an `undefined` field keeps the base value. */
 function mergeOptions(base: ResolvedCorsOptions, over: CorsOptions | undefined): ResolvedCorsOptions {
   if (over === undefined || over === null) return base
-  if (typeof over !== 'object') throw new TypeError(messages.corsInvalidOptions)
+  if (typeof over !== 'object') throw new ErrConfig(messages.corsInvalidOptions)
   const merged = { ...base }
   for (const key of optionKeys) {
     if (over[key] !== undefined) (merged as Record<string, unknown>)[key] = over[key]
@@ -55,7 +42,7 @@ function mergeOptions(base: ResolvedCorsOptions, over: CorsOptions | undefined):
 
 function headerList(name: string, value: unknown): string {
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw new TypeError(messages.corsInvalidOption(name))
+    throw new ErrConfig(messages.corsInvalidOption(name))
   }
   return value.join(', ')
 }
@@ -67,7 +54,7 @@ function fixedOrigin(origin: Exclude<CorsOrigin, Function>): string | string[] {
   if (Array.isArray(origin) && origin.every((item) => typeof item === 'string')) {
     return origin.includes('*') ? '*' : Object.freeze([...origin]) as unknown as string[]
   }
-  throw new TypeError(messages.corsInvalidOption('origin'))
+  throw new ErrConfig(messages.corsInvalidOption('origin'))
 }
 
 /**
@@ -85,7 +72,7 @@ function compilePolicy(options: ResolvedCorsOptions): Policy {
   if (allowHeaders !== '') base.allowedHeaders = allowHeaders
   const exposeHeaders = headerList('exposeHeaders', options.exposeHeaders)
   if (exposeHeaders !== '') base.exposedHeaders = exposeHeaders
-  if (typeof options.maxAge !== 'number' || !Number.isFinite(options.maxAge)) throw new TypeError(messages.corsInvalidOption('maxAge'))
+  if (typeof options.maxAge !== 'number' || !Number.isFinite(options.maxAge)) throw new ErrConfig(messages.corsInvalidOption('maxAge'))
   base.maxAge = options.maxAge
 
   const { origin, allowMethods } = options
@@ -107,20 +94,20 @@ function compilePolicy(options: ResolvedCorsOptions): Policy {
 }
 
 function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsOptions, policies: { defaults: Policy; deny: Policy }): CompiledRule {
-  if (rule === null || typeof rule !== 'object' || typeof rule.path !== 'string') throw new TypeError(messages.corsInvalidRule(index))
+  if (rule === null || typeof rule !== 'object' || typeof rule.path !== 'string') throw new ErrConfig(messages.corsInvalidRule(index))
   const { path, resolver, options } = rule
   const matches = compilePathMatcher(path)
   if (resolver === undefined) {
     return { path, matches, decide: options === undefined ? policies.defaults : compilePolicy(mergeOptions(defaults, options)) }
   }
-  if (typeof resolver !== 'function') throw new TypeError(messages.corsInvalidRule(index))
+  if (typeof resolver !== 'function') throw new ErrConfig(messages.corsInvalidRule(index))
   // A resolver that returns the same options object each time compiles it once.
   const compiled = new WeakMap<object, Policy>()
   const decide: Policy = (origin, req) => {
     const result = resolver(origin, { req })
     if (result === true || result === undefined || result === null) return policies.defaults(origin, req)
     if (result === false) return policies.deny(origin, req)
-    if (typeof result !== 'object') throw new TypeError(messages.corsInvalidResolverResult(typeof result))
+    if (typeof result !== 'object') throw new ErrConfig(messages.corsInvalidResolverResult(typeof result))
     let policy = compiled.get(result)
     if (policy === undefined) {
       policy = compilePolicy(mergeOptions(defaults, result))
@@ -138,15 +125,14 @@ function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsO
  * options): @fastify/cors then needs no delegator, whose option merging costs a fifth of a request.
  */
 export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
-  if (!Array.isArray(allowedOrigins) || !allowedOrigins.every((origin) => typeof origin === 'string')) {
-    throw new TypeError(messages.corsAllowedOrigins)
-  }
+  // The specification's defaults; `origin` comes from `allowedOrigins` (or `*` when it is empty).
   const builtIn: ResolvedCorsOptions = {
-    ...CORS_DEFAULTS,
-    allowHeaders: [...CORS_DEFAULTS.allowHeaders],
-    allowMethods: [...CORS_DEFAULTS.allowMethods],
-    exposeHeaders: [...CORS_DEFAULTS.exposeHeaders],
-    origin: allowedOrigins.length === 0 ? '*' : allowedOrigins,
+    credentials: DEFAULTS.cors.credentials,
+    maxAge: DEFAULTS.cors.maxAge,
+    allowHeaders: [...DEFAULTS.cors.allowHeaders],
+    allowMethods: [...DEFAULTS.cors.allowMethods],
+    exposeHeaders: [...DEFAULTS.cors.exposeHeaders],
+    origin: allowedOrigins.length === 0 ? '*' : [...allowedOrigins],
   }
   const defaults = mergeOptions(builtIn, cors.defaults)
   const policies = {
@@ -158,7 +144,7 @@ export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
       allowMethods: typeof defaults.allowMethods === 'function' ? builtIn.allowMethods : defaults.allowMethods,
     }),
   }
-  if (cors.addCors !== undefined && !Array.isArray(cors.addCors)) throw new TypeError(messages.corsInvalidRule(-1))
+  if (cors.addCors !== undefined && !Array.isArray(cors.addCors)) throw new ErrConfig(messages.corsInvalidRule(-1))
   const rules = (cors.addCors ?? []).map((rule, index) => compileRule(rule, index, defaults, policies))
 
   const fixed =
@@ -193,14 +179,10 @@ export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
 }
 
 /**
- * One @fastify/cors registration for the whole app (a root `onRequest` hook, so custom routes
- * and the 404 answer carry CORS headers too): static options for a fixed policy, else the
- * per-request delegator.
+ * One @fastify/cors registration for `app`'s context (an `onRequest` hook, so custom routes and the
+ * 404 answer carry CORS headers too): static options for a fixed policy, else the per-request delegator.
  */
-export const corsPlugin = fp<CorsPluginOptions>(
-  async function cors(app, options) {
-    const { delegator, fixed } = compileCors(options)
-    await app.register(fastifyCors, fixed ? { hook: 'onRequest', ...fixed } : { hook: 'onRequest', delegator })
-  },
-  { name: 'fastify-actions-cors', fastify: '5.x' },
-)
+export async function setupCors(app: FastifyInstance, options: CorsPluginOptions): Promise<void> {
+  const { delegator, fixed } = compileCors(options)
+  await app.register(fastifyCors, fixed ? { hook: 'onRequest', ...fixed } : { hook: 'onRequest', delegator })
+}

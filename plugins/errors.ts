@@ -1,15 +1,15 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { failure } from '../lib/envelope.js'
-import { messages } from '../lib/messages.js'
 import type { Diagnostics } from '../lib/diagnostics.js'
+import { errorEnvelope } from '../lib/envelope.js'
+import { fail, type Failure } from '../lib/errors.js'
+import { messages } from '../lib/messages.js'
+import { authFailureOf } from './auth.js'
+import { FailureError, statusOf } from './http-status.js'
 
-interface ErrorAnswer {
-  status: number
-  message: string
-  data: Record<string, unknown>
-}
+/** What a request that threw answers: a coded failure, or an HTTP error's own status and message. */
+type ErrorAnswer = Failure | { status: number; message: string }
 
 const invalidBodyCodes = new Set([
   'FST_ERR_CTP_EMPTY_JSON_BODY',
@@ -18,64 +18,76 @@ const invalidBodyCodes = new Set([
   'FST_ERR_CTP_INVALID_TYPE',
 ])
 
-/** Turns anything thrown while serving a request into the envelope it answers with. */
+/** Turns anything thrown while serving a request into the answer it gets. */
 export function toErrorAnswer(error: FastifyError | Error): ErrorAnswer {
   const { code, statusCode } = error as FastifyError
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, message: messages.bodyTooLarge, data: {} }
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, message: messages.unsupportedMediaType, data: {} }
-  if (invalidBodyCodes.has(code) || (error instanceof SyntaxError && statusCode === 400)) {
-    return { status: 400, message: messages.invalidBody, data: {} }
-  }
-  if (code === 'FST_ERR_BAD_URL') return { status: 400, message: messages.badUrl, data: {} }
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return fail.bodyTooLarge()
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return fail.unsupportedMediaType()
+  if (invalidBodyCodes.has(code) || (error instanceof SyntaxError && statusCode === 400)) return fail.invalidBody()
+  if (code === 'FST_ERR_BAD_URL') return fail.badUrl()
   if (code === 'FST_ERR_VALIDATION') {
     const validation = (error as FastifyError).validation ?? []
-    const errors = validation.map((issue) => ({ path: issue.instancePath, message: issue.message ?? '' }))
-    return { status: 400, message: messages.validationFailed, data: { errors } }
+    return fail.validation(validation.map((issue) => ({ path: issue.instancePath, message: issue.message ?? '' })))
   }
-  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
-    return { status: statusCode, message: error.message, data: {} }
-  }
+  // `request.jwtVerify()` in a custom route: the same 401 as a protected action, not @fastify/jwt's 400.
+  const auth = authFailureOf(error)
+  if (auth) return auth
+  if (error instanceof FailureError) return error.failure
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return { status: statusCode, message: error.message }
   if (typeof statusCode === 'number' && statusCode > 500 && statusCode < 600) {
+    // A 5xx keeps its status; its text is sent only when the error says it may be (`expose`).
     const exposed = (error as { expose?: unknown }).expose === true
-    return { status: statusCode, message: exposed ? error.message : messages.internal, data: {} }
+    return { status: statusCode, message: exposed ? error.message : messages.internal }
   }
-  return { status: 500, message: messages.internal, data: {} }
+  return fail.internal()
+}
+
+function answerOf(answer: ErrorAnswer): { status: number; message: string; data: Record<string, unknown> } {
+  if ('ok' in answer) return { status: statusOf(answer), message: answer.error, data: answer.data }
+  return { ...answer, data: {} }
 }
 
 export interface ErrorEnvelopeOptions {
+  /** The base URL the 404 message names, prefix included. */
   baseUrl: string
   diagnostics: Diagnostics
 }
 
+/** A 500's real error: in Fastify's log (with the request id) and the diagnostics, never in the answer. */
+function logServerError(request: FastifyRequest, error: Error, status: number, diagnostics: Diagnostics): void {
+  const code = (error as { code?: unknown }).code
+  request.log.error({ err: error, code, statusCode: status }, `${request.method} ${request.url}: ${error.message}`)
+  diagnostics.error('rest.errorHandler', `${request.method} ${request.url}: ${error.message}`, { stack: error.stack, code })
+}
+
 /**
- * The error and 404 envelopes, installed on the root before any plugin: Fastify fixes a route's
- * error handler when the route is defined, so one installed later would miss the built-in routes.
+ * The error and 404 envelopes, installed before any route of the context they serve: Fastify
+ * fixes a route's error handler when the route is defined, so one installed later would miss them.
  */
 export function installErrorEnvelope(app: FastifyInstance, { baseUrl, diagnostics }: ErrorEnvelopeOptions): void {
-  const notFound = failure(messages.routeNotFound(baseUrl))
+  const notFound = fail.routeNotFound(baseUrl)
+  const notFoundBody = errorEnvelope(notFound.error)
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const answer = toErrorAnswer(error)
-    if (answer.status >= 500) {
-      diagnostics.error('rest.errorHandler', `${request.method} ${request.url}: ${error.message}`, { stack: error.stack })
-    }
+    const answer = answerOf(toErrorAnswer(error))
+    if (answer.status >= 500) logServerError(request, error, answer.status, diagnostics)
     // Headers set for the failed route (a content type, a content length) must not leak into the envelope.
     reply.removeHeader('content-length')
-    reply.code(answer.status).type('application/json; charset=utf-8').send(failure(answer.message, answer.data))
+    reply.code(answer.status).type('application/json; charset=utf-8').send(errorEnvelope(answer.message, answer.data))
   })
   app.setNotFoundHandler((_request, reply) => {
-    reply.code(404).send(notFound)
+    reply.code(statusOf(notFound)).send(notFoundBody)
   })
 }
 
 /** Fastify's `frameworkErrors` option: a malformed URL and the like still answer with the envelope. */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const answer = toErrorAnswer(error)
-  reply.code(answer.status).send(failure(answer.message, answer.data))
+  const answer = answerOf(toErrorAnswer(error))
+  reply.code(answer.status).send(errorEnvelope(answer.message, answer.data))
 }
 
-const clientErrorStatus: Record<string, [number, string]> = {
-  HPE_HEADER_OVERFLOW: [431, messages.headersTooLarge],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, messages.requestTimeout],
+const clientErrorFailures: Record<string, () => Failure> = {
+  HPE_HEADER_OVERFLOW: fail.headersTooLarge,
+  ERR_HTTP_REQUEST_TIMEOUT: fail.requestTimeout,
 }
 
 /** Node's `clientError`: a request too broken for Fastify to see still gets a JSON envelope. */
@@ -84,9 +96,10 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     socket.destroy()
     return
   }
-  const [status, message] = clientErrorStatus[error.code ?? ''] ?? [400, messages.badRequest]
+  const failure = (clientErrorFailures[error.code ?? ''] ?? fail.badRequest)()
+  const status = statusOf(failure)
   const reason = STATUS_CODES[status] ?? 'Bad Request'
-  const body = JSON.stringify(failure(message))
+  const body = JSON.stringify(errorEnvelope(failure.error))
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -1,15 +1,31 @@
-import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { compilePathMatcher, type Middleware, type MiddlewareContext } from '../lib/middleware.js'
-import { runInRequestScope } from '../lib/context.js'
-import { requestStoreOf } from './request-scope.js'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { runInRequestScope, type ServerContext } from '../lib/context.js'
+import { compilePathMatcher } from './paths.js'
+import { requestStoreOf, type ActionsRequest } from './request-scope.js'
+
+/** What a middleware receives, in the manner of Hono's `c`. */
+export interface MiddlewareContext {
+  /** The Fastify request, with `header(name)` and `path` conveniences. */
+  req: ActionsRequest
+  reply: FastifyReply
+  /** A JSON `Response`; return it to answer and stop the request. */
+  json: (body: unknown, status?: number, headers?: Record<string, string>) => Response
+  /** A plain-text `Response`. */
+  text: (body: string, status?: number, headers?: Record<string, string>) => Response
+}
+
+/**
+ * Runs before the services endpoint. Return a `Response` to stop the request;
+ * `await next()` continues and resolves once the response has been sent.
+ */
+export type Middleware = (c: MiddlewareContext, next: () => Promise<void>) => void | Response | Promise<void | Response>
 
 interface RegisteredMiddleware {
   matches: (path: string) => boolean
   fn: Middleware
 }
 
-/** The `addMiddleware` list; the plugin reads it per request, so entries added after boot apply. */
+/** The `addMiddleware` list; the hook reads it per request, so entries added after boot apply. */
 export class MiddlewareRegistry {
   readonly entries: RegisteredMiddleware[] = []
 
@@ -23,7 +39,7 @@ function makeResponse(body: string, status: number, type: string, headers?: Reco
   return new Response(body, { status, headers: { 'content-type': type, ...headers } })
 }
 
-function createMiddlewareContext(req: FastifyRequest, reply: FastifyReply): MiddlewareContext {
+function createMiddlewareContext(req: ActionsRequest, reply: FastifyReply): MiddlewareContext {
   return {
     req,
     reply,
@@ -43,50 +59,48 @@ export async function sendResponse(reply: FastifyReply, response: Response): Pro
 }
 
 /**
- * Runs the registered middleware, in order, as one callback-style root `onRequest` hook.
+ * Runs the registered middleware, in order, as one callback-style `onRequest` hook on `app`.
  * The innermost `next()` releases the request to Fastify and resolves when the response is sent.
  */
-export const middlewarePlugin = fp<{ registry: MiddlewareRegistry }>(
-  async function middleware(app, { registry }) {
-    app.addHook('onRequest', (request, reply, done) => {
-      const { entries } = registry
-      if (entries.length === 0) return done()
-      const path = request.path
-      const chain = entries.filter((entry) => entry.matches(path))
-      if (chain.length === 0) return done()
+export function setupMiddleware(app: FastifyInstance, registry: MiddlewareRegistry, context: ServerContext<any>): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const { entries } = registry
+    if (entries.length === 0) return done()
+    const req = request as ActionsRequest
+    const path = req.path
+    const chain = entries.filter((entry) => entry.matches(path))
+    if (chain.length === 0) return done()
 
-      let released = false
-      // Resolved when the response is out ('close' also covers a client that went away).
-      const sent = new Promise<void>((resolve) => {
-        reply.raw.once('finish', resolve).once('close', resolve)
-      })
-      const c = createMiddlewareContext(request, reply)
-      const dispatch = async (index: number): Promise<void> => {
-        if (index === chain.length) {
-          if (!released) {
-            released = true
-            done()
-          }
-          return sent
-        }
-        let called = false
-        const answer = await chain[index].fn(c, () => {
-          if (called) return Promise.reject(new Error('next() called more than once'))
-          called = true
-          return dispatch(index + 1)
-        })
-        if (answer instanceof Response && !released && !reply.sent) await sendResponse(reply, answer)
-      }
-      runInRequestScope(requestStoreOf(request, reply), () => dispatch(0)).then(
-        () => {
-          if (!released && !reply.sent) done(new Error('A middleware neither called next() nor returned a Response'))
-        },
-        (error: Error) => {
-          if (!released && !reply.sent) done(error)
-          else request.log.error(error, 'middleware failed after next()')
-        },
-      )
+    let released = false
+    // Resolved when the response is out ('close' also covers a client that went away).
+    const sent = new Promise<void>((resolve) => {
+      reply.raw.once('finish', resolve).once('close', resolve)
     })
-  },
-  { name: 'fastify-actions-middleware', fastify: '5.x' },
-)
+    const c = createMiddlewareContext(req, reply)
+    const dispatch = async (index: number): Promise<void> => {
+      if (index === chain.length) {
+        if (!released) {
+          released = true
+          done()
+        }
+        return sent
+      }
+      let called = false
+      const answer = await chain[index].fn(c, () => {
+        if (called) return Promise.reject(new Error('next() called more than once'))
+        called = true
+        return dispatch(index + 1)
+      })
+      if (answer instanceof Response && !released && !reply.sent) await sendResponse(reply, answer)
+    }
+    runInRequestScope(requestStoreOf(request, reply, context), () => dispatch(0)).then(
+      () => {
+        if (!released && !reply.sent) done(new Error('A middleware neither called next() nor returned a Response'))
+      },
+      (error: Error) => {
+        if (!released && !reply.sent) done(error)
+        else request.log.error(error, 'middleware failed after next()')
+      },
+    )
+  })
+}

@@ -1,46 +1,57 @@
-import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
-import { createRequestStore, runInRequestScope, type RequestStore } from '../lib/context.js'
-import { pathOf } from '../lib/middleware.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
+import { createRequestStore, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
+import { pathOf } from './paths.js'
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The request store of fastify-actions (sessions, auth, `rest`); opened on first use. */
-    actionsStore: RequestStore | null
-    /** A request header by case-insensitive name (Hono's `c.req.header`). */
-    header(name: string): string | undefined
-    /** The path of the URL, without the query string. */
-    readonly path: string
-  }
-}
-
-/** The request's store, made once and reused by middleware and the handler. */
-export function requestStoreOf(request: FastifyRequest, reply: FastifyReply): RequestStore {
-  return (request.actionsStore ??= createRequestStore({ req: request, reply }))
+/** The `rest` value of a request store: the request being served. */
+export interface RestRequestContext {
+  req: FastifyRequest
+  reply: FastifyReply
 }
 
 /**
- * Every route handler, built-in or added later on `server.rest.app`, runs inside its request's scope.
+ * A request served by fastify-actions, with Hono-style conveniences. Typed here, not by augmenting
+ * Fastify: the conveniences exist only on the routes fastify-actions serves (and, with
+ * `createServer`, on every route of its app).
+ */
+export type ActionsRequest = FastifyRequest & {
+  /** A request header by case-insensitive name (Hono's `c.req.header`). */
+  header(name: string): string | undefined
+  /** The path of the URL, without the query string. */
+  readonly path: string
+}
+
+type ScopedRequest = FastifyRequest & { actionsStore: RequestStore | null }
+
+/** The request's store, made once and reused by middleware and the handler. */
+export function requestStoreOf(request: FastifyRequest, reply: FastifyReply, context: ServerContext<any>): RequestStore {
+  const scoped = request as ScopedRequest
+  return (scoped.actionsStore ??= createRequestStore({ req: request, reply } satisfies RestRequestContext, context))
+}
+
+/**
+ * Every route handler of `app`'s context, built-in or added later, runs inside its request's scope.
  * AsyncLocalStorage does not survive Fastify's body parsing, so the scope is opened around the handler.
  */
-export const requestScopePlugin = fp(
-  async function requestScope(app) {
-    app.decorateRequest('actionsStore', null)
+export function setupRequestScope(app: FastifyInstance, context: ServerContext<any>): void {
+  // A second registration inside an app that already has them (createServer + the plugin) reuses them.
+  if (!app.hasRequestDecorator('actionsStore')) app.decorateRequest('actionsStore', null)
+  if (!app.hasRequestDecorator('header')) {
     app.decorateRequest('header', function (this: FastifyRequest, name: string) {
       const value = this.headers[name.toLowerCase()]
       return Array.isArray(value) ? value.join(', ') : value
     })
+  }
+  if (!app.hasRequestDecorator('path')) {
     app.decorateRequest('path', {
       getter(this: FastifyRequest) {
         return pathOf(this.url)
       },
     })
-    app.addHook('onRoute', (route) => {
-      const handler = route.handler as RouteHandlerMethod
-      route.handler = function scoped(this: unknown, request, reply) {
-        return runInRequestScope(requestStoreOf(request, reply), () => handler.call(this as never, request, reply))
-      }
-    })
-  },
-  { name: 'fastify-actions-request-scope', fastify: '5.x' },
-)
+  }
+  app.addHook('onRoute', (route) => {
+    const handler = route.handler as RouteHandlerMethod
+    route.handler = function scoped(this: unknown, request, reply) {
+      return runInRequestScope(requestStoreOf(request, reply, context), () => handler.call(this as never, request, reply))
+    }
+  })
+}

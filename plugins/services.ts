@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Engine, Failure } from '../lib/engine.js'
+import type { Action } from '../lib/action.js'
 import type { ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
-import { failure, statusOf, toExternalResponse } from '../lib/envelope.js'
-import { messages } from '../lib/messages.js'
+import type { Engine } from '../lib/engine.js'
+import { errorEnvelope, toExternalResponse, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
+import { fail, isFailure, type Failure } from '../lib/errors.js'
 import { checkExternalRequest } from '../lib/request.js'
-import type { Action, DiscoveryConfig, ExternalRequest, ExternalResponse } from '../lib/types.js'
+import { statusOf } from './http-status.js'
 
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is
@@ -28,7 +29,7 @@ export interface ServicesPluginOptions {
   engine: Engine
   context: ServerContext<any>
   baseUrl: string
-  discovery?: DiscoveryConfig
+  discovery: { readonly enabled: boolean; readonly secret?: string }
   bodyLimit: number
   multipart?: MultipartSupport
 }
@@ -50,89 +51,89 @@ const multipartConstraint: Parameters<FastifyInstance['addConstraintStrategy']>[
   mustMatchWhenDerived: false,
 }
 
+function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
+  return request.headers['content-type']?.toLowerCase().startsWith('multipart/form-data') === true
+}
+
 /** Constant-time, and the digests have one length, so not even the secret's length shows. */
 function sameSecret(given: unknown, expectedDigest: Buffer): boolean {
   return typeof given === 'string' && timingSafeEqual(createHash('sha256').update(given).digest(), expectedDigest)
 }
 
-function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
-  return request.headers['content-type']?.toLowerCase().startsWith('multipart/form-data') === true
+const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
+const sendFailure = (reply: FastifyReply, failure: Failure) => send(reply, statusOf(failure), errorEnvelope(failure.error, failure.data))
+
+/** The answers of `explore` and `schema`, behind the discovery switch and secret. */
+function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['discovery']) {
+  // Services are fixed at boot, so every discovery answer is built once, here.
+  const discovery: Discovery | undefined = options.enabled ? createDiscovery(engine) : undefined
+  const secretDigest = options.secret === undefined ? undefined : createHash('sha256').update(options.secret).digest()
+  return ({ intent, service, action, payload }: ExternalRequest): ExternalResponse | Failure => {
+    if (!discovery) return fail.discoveryDisabled()
+    if (secretDigest && !sameSecret(payload.discoverySecret, secretDigest)) return fail.discoverySecret()
+    return intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action)
+  }
 }
 
-function isFailure(value: ExternalRequest | Failure): value is Failure {
-  return (value as Failure).ok === false
+/** JSON has no BigInt (a bigint column, a counter): written as a string instead of failing with a 500. */
+function serialize(payload: unknown): string {
+  try {
+    return JSON.stringify(payload)
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error
+    return JSON.stringify(payload, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))
+  }
 }
 
-/** `POST {baseUrl}/services`: one endpoint, three intents. */
+/** `POST {baseUrl}/services`: one endpoint, three intents; an adapter around `engine.executeAction`. */
 export async function servicesPlugin(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
   const { engine, context, baseUrl } = options
-  const secret = options.discovery?.secret
-  const secretDigest = secret === undefined ? undefined : createHash('sha256').update(secret).digest()
-  // Services are fixed at boot, so every discovery answer is built once, here.
-  const discovery: Discovery | undefined = options.discovery?.enabled === true ? createDiscovery(engine) : undefined
+  const discover = createDiscoveryAnswer(engine, options.discovery)
+  const checkJson = options.multipart?.checkJson
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
   app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'))
-  const checkJson = options.multipart?.checkJson
-  // JSON has no BigInt (a bigint column, a counter): written as a string instead of failing with a 500.
-  app.setReplySerializer((payload) => {
-    try {
-      return JSON.stringify(payload)
-    } catch (error) {
-      if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error
-      return JSON.stringify(payload, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))
-    }
-  })
-
-  const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
+  app.setReplySerializer(serialize)
 
   // Not async: an execute waits on the engine's one promise; every other answer is sent at once.
   // `json` is the request's content type when the body was JSON (multipart checks its own).
   function dispatch(reply: FastifyReply, request: ExternalRequest, json?: string): FastifyReply | Promise<FastifyReply> {
     const { intent, service, action, payload } = request
-    if (intent === 'execute') {
-      if (service === '*' || action === '*') return send(reply, 400, failure(messages.wildcardExecute(service, action)))
-      if (checkJson && json) {
-        const found = engine.getAction(service, action)
-        const refused = found.ok ? checkJson(found.value, json) : undefined
-        if (refused) return send(reply, refused.status, failure(refused.error, refused.data))
-      }
-      return engine
-        .executeAction(service, action, payload, context)
-        .then((result) => send(reply, statusOf(result), toExternalResponse(result, service, action)))
+    if (intent !== 'execute') {
+      const answer = discover(request)
+      return isFailure(answer) ? sendFailure(reply, answer) : send(reply, 200, answer)
     }
-    if (!discovery) return send(reply, 403, failure(messages.discoveryDisabled))
-    if (secretDigest && !sameSecret(payload.discoverySecret, secretDigest)) {
-      return send(reply, 403, failure(messages.discoverySecret))
+    if (service === '*' || action === '*') return sendFailure(reply, fail.wildcardExecute(service, action))
+    if (checkJson && json) {
+      const found = engine.getAction(service, action)
+      const refused = found.ok ? checkJson(found.value, json) : undefined
+      if (refused) return sendFailure(reply, refused)
     }
-    const answer = intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action)
-    if ('ok' in answer) return send(reply, answer.status, failure(answer.error, answer.data))
-    return send(reply, 200, answer)
-  }
-
-  async function dispatchMultipart(request: FastifyRequest, reply: FastifyReply, read: MultipartReader) {
-    const parsed = await read(request, reply)
-    if (isFailure(parsed)) return send(reply, parsed.status, failure(parsed.error, parsed.data))
-    return dispatch(reply, parsed)
+    return engine
+      .executeAction(service, action, payload, context)
+      .then((result) => send(reply, statusOf(result), toExternalResponse(result, service, action)))
   }
 
   const path = `${baseUrl}/services`
   // Returns the reply (a thenable) or a promise of it, so Fastify waits until the answer is sent.
   app.post(path, { bodyLimit: options.bodyLimit }, (request, reply) => {
     const body = request.body
-    if (body === undefined || body === null) return send(reply, 400, failure(messages.invalidBody))
+    if (body === undefined || body === null) return sendFailure(reply, fail.invalidBody())
     const errors = checkExternalRequest(body)
-    if (errors) return send(reply, 400, failure(messages.invalidRequest, { errors }))
+    if (errors) return sendFailure(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   })
 
   const multipart = options.multipart
-  if (multipart) {
-    app.addConstraintStrategy(multipartConstraint)
-    await app.register(async function multipartRoute(scope) {
-      const read = await multipart.register(scope)
-      scope.post(path, { constraints: { [multipartConstraint.name]: true } }, (request, reply) => dispatchMultipart(request, reply, read))
+  if (!multipart) return
+  // Router-wide: a second registration on the same app must not add it again.
+  if (!app.hasConstraintStrategy(multipartConstraint.name)) app.addConstraintStrategy(multipartConstraint)
+  await app.register(async function multipartRoute(scope) {
+    const read = await multipart.register(scope)
+    scope.post(path, { constraints: { [multipartConstraint.name]: true } }, async (request, reply) => {
+      const parsed = await read(request, reply)
+      return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
     })
-  }
+  })
 }

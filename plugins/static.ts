@@ -2,12 +2,11 @@ import { mkdir } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { FastifyError, FastifyInstance, FastifyPluginCallback } from 'fastify'
 import type { FastifyStaticOptions } from '@fastify/static'
-import type { Diagnostics } from '../lib/diagnostics.js'
-import { errorMessage } from '../lib/diagnostics.js'
+import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
+import { ErrStaticDir } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 
 export const STATIC_PREFIX = '/assets/'
-export const DEFAULT_STATIC_DIR = './assets'
 
 export type StaticRuntime = 'bun' | 'node'
 
@@ -22,8 +21,8 @@ const adapters: Record<StaticRuntime, StaticAdapterLoader> = {
 
 export interface StaticPluginOptions {
   /** `rest.staticDir`, resolved against `process.cwd()`. */
-  dir?: string
-  runtime?: StaticRuntime
+  dir: string
+  runtime: StaticRuntime
   diagnostics: Diagnostics
   /** Replaces the runtime's loader (tests use it to make the import fail). */
   load?: StaticAdapterLoader
@@ -35,12 +34,12 @@ export interface StaticPluginOptions {
  * and `/assets/*` answers the 404 envelope. `addMiddleware` functions do not run for these routes.
  */
 export async function staticPlugin(app: FastifyInstance, options: StaticPluginOptions): Promise<void> {
-  const { dir = DEFAULT_STATIC_DIR, runtime = 'bun', diagnostics } = options
+  const { dir, runtime, diagnostics } = options
   const root = resolve(process.cwd(), dir)
   try {
     await mkdir(root, { recursive: true })
   } catch (error) {
-    throw new Error(messages.staticDirFailed(root, errorMessage(error)))
+    throw new ErrStaticDir(root, errorMessage(error))
   }
 
   let adapter: FastifyPluginCallback<FastifyStaticOptions>

@@ -1,23 +1,24 @@
 import multipart, { type MultipartFile } from '@fastify/multipart'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import { Socket } from 'node:net'
-import { fail, type Engine, type Failure } from '../lib/engine.js'
-import { createDiagnostics, errorMessage, scopedDiagnostics, type Diagnostics } from '../lib/diagnostics.js'
-import { failure } from '../lib/envelope.js'
+import type { Action } from '../lib/action.js'
+import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
+import type { Engine } from '../lib/engine.js'
+import type { ExternalRequest } from '../lib/envelope.js'
+import { fail, type Failure } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { checkExternalRequest, isExternalRequest } from '../lib/request.js'
-import type { Action, ExternalRequest, ServiceLogger, UploadsConfig } from '../lib/types.js'
-import { resolveUploadSettings, type UploadLimits, type UploadSettings } from '../lib/uploads/config.js'
+import type { UploadLimits, UploadSettings } from '../lib/uploads/config.js'
 import { checkContentType } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
 import type { MultipartReader, MultipartSupport } from './services.js'
 
 export interface UploadsOptions {
-  config?: UploadsConfig
-  /** The server's diagnostics; `uploads.diagnostics`, when set, switches them on or off for uploads. */
-  diagnostics?: Diagnostics
-  logger?: ServiceLogger
+  settings: UploadSettings
+  engine: Engine
+  /** Already scoped by `uploads.diagnostics`. */
+  diagnostics: Diagnostics
 }
 
 /** A file part as read from the stream: what the chain checks, plus its bytes. */
@@ -59,14 +60,12 @@ const LINGER_MS = 2000
  * Sets up multipart bodies on the services endpoint. The returned function runs inside the
  * services plugin's scope: @fastify/multipart is registered there and nowhere else.
  */
-export function setupUploads({ config, diagnostics: serverDiagnostics, logger }: UploadsOptions = {}) {
-  const settings = resolveUploadSettings(config)
-  const diagnostics = serverDiagnostics ? scopedDiagnostics(config?.diagnostics, serverDiagnostics, logger) : createDiagnostics(config?.diagnostics === true, logger)
+export function setupUploads({ settings, engine, diagnostics }: UploadsOptions) {
   const limits = toStreamLimits(settings.limits)
   return {
     async register(scope: FastifyInstance): Promise<MultipartReader> {
       await scope.register(multipart, { limits, throwFileSizeLimit: false })
-      return (request, reply) => readUpload(request, reply, scope.engine, settings, diagnostics)
+      return (request, reply) => readUpload(request, reply, engine, settings, diagnostics)
     },
     /** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
     checkJson: settings.enforceContentType
@@ -96,10 +95,10 @@ async function readUpload(
 function toExternalRequest(form: ReadForm, contentType: string | undefined, engine: Engine, settings: UploadSettings): ExternalRequest | Failure {
   const { routing, entries } = splitRoutingFields(form.entries)
   if (routing.intent === undefined || routing.service === undefined || routing.action === undefined) {
-    return fail(400, messages.formDataRouting)
+    return fail.multipartRouting()
   }
   const route = { ...routing, payload: {} }
-  if (!isExternalRequest(route)) return fail(400, messages.invalidRequest, { errors: checkExternalRequest(route) })
+  if (!isExternalRequest(route)) return fail.invalidRequest(checkExternalRequest(route))
 
   if (route.intent !== 'execute') {
     const secret = entries.find((entry) => entry.kind === 'field' && entry.name === 'discoverySecret')
@@ -108,7 +107,7 @@ function toExternalRequest(form: ReadForm, contentType: string | undefined, engi
   // The endpoint answers a wildcard itself.
   if (route.service === '*' || route.action === '*') return route
   const found = engine.getAction(route.service, route.action)
-  if (!found.ok) return fail(400, found.error)
+  if (!found.ok) return found
 
   const refused =
     checkContentType(found.value, contentType, settings) ??
@@ -230,9 +229,9 @@ function readFailure(error: unknown, files: readonly FileReceipt[], settings: Up
     case 'FST_FIELDS_LIMIT':
       return limitExceeded('maxFields', settings)
     case 'FST_PROTO_VIOLATION':
-      return fail(400, messages.invalidMultipart, { error_category: 'validation', hint: messages.reservedFieldName })
+      return fail.multipartInvalid({ error_category: 'validation', hint: messages.reservedFieldName })
     default:
-      return fail(400, messages.invalidMultipart)
+      return fail.multipartInvalid()
   }
 }
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createHmac, generateKeyPairSync, sign as rsaSign } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { createAction, createServer, Err, Ok, messages, type AuthConfig, type BeforeActionHandler, type Service } from '../lib/index.js'
-import { AUTH_DEFAULTS } from '../lib/auth.js'
+import { DEFAULTS } from '../lib/config.js'
 import { buildServer, execute, type TestConfig } from './helpers/server.js'
 
 /** A subtest's `t`. */
@@ -80,7 +80,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 const denied = (reason: string) => ({ status: false, message: messages.authFailed(reason), data: {} })
 
 t.test('defaults', async (t) => {
-  t.same(AUTH_DEFAULTS, { method: 'header', headerName: 'authorization', cookieName: 'auth_token', algorithms: ['HS256'] })
+  t.same(DEFAULTS.auth, { method: 'header', headerName: 'authorization', cookieName: 'auth_token', algorithms: ['HS256'] })
 })
 
 t.test('the attack matrix: every bad token is a 401 envelope and neither the global handler nor the action runs', async (t) => {
@@ -261,7 +261,7 @@ t.test('actions without isProtected never touch auth; without auth config isProt
 t.test('a protected action executed outside an HTTP request is refused', async (t) => {
   const server = await authServer(t)
   const result = await server.engine.executeAction('secure', 'whoami', {}, server.context)
-  t.same(result, { ok: false, error: messages.authFailed(reasons.noRequest), status: 401, data: {} })
+  t.same(result, { ok: false, error: messages.authFailed(reasons.noRequest), code: 'FA_ERR_AUTH', data: {} })
   t.equal(server.calls.whoami, 0)
 })
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { messages, type CorsConfig, type CorsOptions, type CorsResolver } from '../lib/index.js'
+import { messages, type ActionsApp, type CorsConfig, type CorsOptions, type CorsResolver } from '../lib/index.js'
 import { buildServer, execute } from './helpers/server.js'
 
 const ALLOWED = 'https://app.example'
@@ -8,7 +8,7 @@ const OTHER = 'https://other.example'
 const executedList = { status: true, message: messages.executed('tasks', 'list'), data: { result: [1, 2, 3] } }
 const notFound = { status: false, message: messages.routeNotFound('/api'), data: {} }
 
-async function build(t: Test, allowedOrigins: string[], cors?: CorsConfig, extra: Record<string, unknown> = {}): Promise<FastifyInstance> {
+async function build(t: Test, allowedOrigins: string[], cors?: CorsConfig, extra: Record<string, unknown> = {}): Promise<ActionsApp> {
   const server = await buildServer({ rest: { allowedOrigins, cors, ...extra } })
   t.teardown(() => server.close())
   return server.app
@@ -398,19 +398,19 @@ t.test('the fetch adapter sees the CORS headers', async (t) => {
 })
 
 t.test('invalid configuration fails at boot with a descriptive error', async (t) => {
-  await t.rejects(buildServer({ rest: { allowedOrigins: ALLOWED as unknown as string[] } }), new TypeError(messages.corsAllowedOrigins))
-  await t.rejects(buildServer({ rest: { allowedOrigins: [], cors: { addCors: [{ options: {} } as never] } } }), new TypeError(messages.corsInvalidRule(0)))
+  await t.rejects(buildServer({ rest: { allowedOrigins: ALLOWED as unknown as string[] } }), { message: messages.corsAllowedOrigins, code: 'FA_ERR_CONFIG' })
+  await t.rejects(buildServer({ rest: { allowedOrigins: [], cors: { addCors: [{ options: {} } as never] } } }), { message: messages.corsInvalidRule(0), code: 'FA_ERR_CONFIG' })
   await t.rejects(
     buildServer({ rest: { allowedOrigins: [], cors: { addCors: [{ path: '*', resolver: 'yes' as never }] } } }),
-    new TypeError(messages.corsInvalidRule(0)),
+    { message: messages.corsInvalidRule(0), code: 'FA_ERR_CONFIG' },
   )
   await t.rejects(
     buildServer({ rest: { allowedOrigins: [], cors: { defaults: { allowHeaders: 'X' as unknown as string[] } } } }),
-    new TypeError(messages.corsInvalidOption('allowHeaders')),
+    { message: messages.corsInvalidOption('allowHeaders'), code: 'FA_ERR_CONFIG' },
   )
   await t.rejects(
     buildServer({ rest: { allowedOrigins: [], cors: { addCors: [{ path: '/x', options: { maxAge: 'long' as unknown as number } }] } } }),
-    new TypeError(messages.corsInvalidOption('maxAge')),
+    { message: messages.corsInvalidOption('maxAge'), code: 'FA_ERR_CONFIG' },
   )
   const disabled = await buildServer({ rest: { allowedOrigins: ALLOWED as unknown as string[], cors: { enabled: false } } })
   t.teardown(() => disabled.close())

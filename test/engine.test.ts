@@ -20,7 +20,7 @@ t.test('registry', async (t) => {
   t.same(services.ok && services.value.map((s) => s.name), ['svc', 'other'])
   const actions = engine.getServiceActions('svc')
   t.same(actions.ok && actions.value.map((x) => x.name), ['a', 'b'])
-  t.same(engine.getServiceActions('nope'), { ok: false, error: messages.serviceNotFound('nope'), status: 400, data: {} })
+  t.same(engine.getServiceActions('nope'), { ok: false, error: messages.serviceNotFound('nope'), code: 'FA_ERR_SERVICE_NOT_FOUND', data: {} })
   const found = engine.getAction('other', 'a')
   t.equal(found.ok && found.value, a)
   t.match(engine.getAction('svc', 'zzz'), { ok: false, error: messages.actionNotFound('svc', 'zzz') })
@@ -58,9 +58,9 @@ t.test('executeAction: lookups, results and exceptions', async (t) => {
   t.same(await engine.executeAction('svc', 'throws', {}, context), { ok: false, error: 'boom' })
   t.same(await engine.executeAction('svc', 'rejects', {}, context), { ok: false, error: 'async boom' })
   t.same(await engine.executeAction('svc', 'throwsString', {}, context), { ok: false, error: 'plain string' })
-  t.same(await engine.executeAction('svc', 'notResult', {}, context), { ok: false, error: messages.internal, status: 500, data: {} })
-  t.same(await engine.executeAction('nope', 'ok', {}, context), { ok: false, error: messages.serviceNotFound('nope'), status: 400, data: {} })
-  t.same(await engine.executeAction('svc', 'nope', {}, context), { ok: false, error: messages.actionNotFound('svc', 'nope'), status: 400, data: {} })
+  t.same(await engine.executeAction('svc', 'notResult', {}, context), { ok: false, error: messages.internal, code: 'FA_ERR_NOT_A_RESULT', data: {} })
+  t.same(await engine.executeAction('nope', 'ok', {}, context), { ok: false, error: messages.serviceNotFound('nope'), code: 'FA_ERR_SERVICE_NOT_FOUND', data: {} })
+  t.same(await engine.executeAction('svc', 'nope', {}, context), { ok: false, error: messages.actionNotFound('svc', 'nope'), code: 'FA_ERR_ACTION_NOT_FOUND', data: {} })
 })
 
 t.test('validation: TypeBox and Standard Schema, compiled at boot', async (t) => {
@@ -82,7 +82,7 @@ t.test('validation: TypeBox and Standard Schema, compiled at boot', async (t) =>
   t.same(bad, {
     ok: false,
     error: messages.validationFailed,
-    status: 400,
+    code: 'FA_ERR_VALIDATION',
     data: {
       errors: [
         { path: '/title', message: 'must not have fewer than 1 characters' },
@@ -93,7 +93,7 @@ t.test('validation: TypeBox and Standard Schema, compiled at boot', async (t) =>
   // zod output (with its default) reaches the handler
   t.same(await engine.executeAction('svc', 'zod', { title: 'x' }, context), { ok: true, value: { title: 'x', tags: [] } })
   const zodBad = await engine.executeAction('svc', 'zod', { title: 5, tags: ['a', 1] }, context)
-  t.match(zodBad, { ok: false, error: messages.validationFailed, status: 400 })
+  t.match(zodBad, { ok: false, error: messages.validationFailed, code: 'FA_ERR_VALIDATION' })
   t.same((zodBad as unknown as { data: { errors: { path: string }[] } }).data.errors.map((e) => e.path), ['/title', '/tags/1'])
 })
 
@@ -212,7 +212,7 @@ t.test('critical hooks halt; non-critical failures are logged and skipped', asyn
   t.same(await engine.executeAction('svc', 'critical', {}, context), {
     ok: false,
     error: messages.hookFailed('svc.deny', 'not allowed'),
-    status: 400,
+    code: 'FA_ERR_HOOK_FAILED',
     data: {},
   })
   t.same(calls, [], 'the handler did not run')
@@ -222,7 +222,7 @@ t.test('critical hooks halt; non-critical failures are logged and skipped', asyn
   t.same(await engine.executeAction('svc', 'criticalAfter', {}, context), {
     ok: false,
     error: messages.hookFailed('svc.deny', 'not allowed'),
-    status: 400,
+    code: 'FA_ERR_HOOK_FAILED',
     data: {},
   })
 })
@@ -274,14 +274,14 @@ t.test('timeouts answer 504 instead of hanging', async (t) => {
   t.same(await engine.executeAction('svc', 'never', {}, context), {
     ok: false,
     error: messages.actionTimedOut('svc.never', 30),
-    status: 504,
+    code: 'FA_ERR_ACTION_TIMEOUT',
     data: {},
   })
   t.same(await engine.executeAction('svc', 'quick', {}, context), { ok: true, value: 'quick' })
   t.same(await engine.executeAction('svc', 'slowOwn', {}, context), {
     ok: false,
     error: messages.actionTimedOut('svc.slowOwn', 20),
-    status: 504,
+    code: 'FA_ERR_ACTION_TIMEOUT',
     data: {},
   })
 })
@@ -291,14 +291,15 @@ t.test('global handlers that return a non-Result are a 500, logged for the devel
   const logger = { info: () => 'i', warn: () => 'w', error: (entry: unknown) => (errors.push(entry), 'e') }
   const action = createAction({ name: 'a', description: '', handler: () => Ok(1) })
   const before = createEngine({ services: [service([action])], diagnostics: createDiagnostics(true, logger), onBeforeActionHandler: (() => undefined) as never })
-  t.same(await before.executeAction('svc', 'a', {}, context), { ok: false, error: messages.internal, status: 500, data: {} })
+  t.same(await before.executeAction('svc', 'a', {}, context), { ok: false, error: messages.internal, code: 'FA_ERR_NOT_A_RESULT', data: {} })
   const after = createEngine({ services: [service([action])], diagnostics: createDiagnostics(true, logger), onAfterActionHandler: (() => 'oops') as never })
-  t.same(await after.executeAction('svc', 'a', {}, context), { ok: false, error: messages.internal, status: 500, data: {} })
+  t.same(await after.executeAction('svc', 'a', {}, context), { ok: false, error: messages.internal, code: 'FA_ERR_NOT_A_RESULT', data: {} })
   t.match(errors, [{ message: messages.notAResult('onBeforeActionHandler') }, { message: messages.notAResult('onAfterActionHandler') }])
 })
 
 t.test('an Err-shaped object from user code cannot choose its HTTP status', async (t) => {
-  const { statusOf, toExternalResponse } = await import('../lib/envelope.js')
+  const { toExternalResponse } = await import('../lib/envelope.js')
+  const { statusOf } = await import('../plugins/http-status.js')
   const sneaky = { ok: false as const, error: 'x', status: 200, data: { leaked: true } }
   t.equal(statusOf(sneaky), 400)
   t.same(toExternalResponse(sneaky, 's', 'a'), { status: false, message: 'x', data: {} })
@@ -306,6 +307,7 @@ t.test('an Err-shaped object from user code cannot choose its HTTP status', asyn
 
 t.test('a thrown Drizzle query error answers with the driver message, never the SQL', async (t) => {
   const { DrizzleQueryError } = await import('drizzle-orm/errors')
+  const { thrownMessage } = await import('../lib/db/errors.js')
   const leaky = createAction({
     name: 'leaky',
     description: '',
@@ -313,6 +315,6 @@ t.test('a thrown Drizzle query error answers with the driver message, never the 
       throw new DrizzleQueryError('select * from users where password = $1', ['hunter2'], new Error('relation "users" does not exist'))
     },
   })
-  const engine = createEngine({ services: [service([leaky])] })
+  const engine = createEngine({ services: [service([leaky])], thrownMessage })
   t.same(await engine.executeAction('svc', 'leaky', {}, context), { ok: false, error: 'relation "users" does not exist' })
 })

@@ -2,7 +2,8 @@ import t from 'tap'
 import { maxHeaderSize } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { messages, type RestConfig } from '../lib/index.js'
-import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT } from '../lib/rest.js'
+import { DEFAULTS } from '../lib/config.js'
+const { bodyLimit: DEFAULT_BODY_LIMIT, requestTimeout: DEFAULT_REQUEST_TIMEOUT } = DEFAULTS.rest
 import { buildServer } from './helpers/server.js'
 
 // What a client can hold or send is bounded, over a real socket: idle and slow connections, bodies,

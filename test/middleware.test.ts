@@ -39,7 +39,7 @@ t.test('await next() resolves after the response is sent; middleware sees the st
     const store = getRequestStore()
     server.context.setSession('rest', { from: 'middleware' })
     await next()
-    seen.push({ path: c.req.path, status: c.reply.statusCode, sent: c.reply.sent, sameStore: store === c.req.actionsStore })
+    seen.push({ path: c.req.path, status: c.reply.statusCode, sent: c.reply.sent, sameStore: store === (c.req as unknown as { actionsStore: unknown }).actionsStore })
   })
   const answer = await execute(server.app, 'tasks', 'echo', { title: 'a', count: 1 })
   t.equal(answer.statusCode, 200)

@@ -1,7 +1,8 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { createAction, Ok, messages, type LogEntry, type RateLimitConfig, type Service, type ServiceLogger } from '../lib/index.js'
-import { RATE_LIMIT_DEFAULTS, UNKNOWN_CLIENT } from '../plugins/rate-limit.js'
+import { UNKNOWN_CLIENT } from '../plugins/rate-limit.js'
+import { DEFAULTS } from '../lib/config.js'
 import { buildServer, execute, type TestConfig } from './helpers/server.js'
 
 /** A subtest's `t`. */
@@ -74,7 +75,7 @@ t.test('without rateLimiting.limitingHeader nothing is limited and no headers ar
 })
 
 t.test('defaults: 100 per 900000 ms window, draft-spec RateLimit-* headers', async (t) => {
-  t.same(RATE_LIMIT_DEFAULTS, { windowMs: 900_000, limit: 100, standardHeaders: true })
+  t.same(DEFAULTS.rateLimiting, { windowMs: 900_000, limit: 100, standardHeaders: true })
   const server = await limitedServer(t, {})
   const answer = await ping(server.app, { 'x-client': 'a' })
   t.equal(answer.statusCode, 200)

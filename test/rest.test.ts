@@ -84,11 +84,14 @@ t.test('custom routes run inside the request scope', async (t) => {
   t.equal(server.context.getSession('rest'), undefined)
 })
 
-t.test('engine and context are decorated on the app', async (t) => {
+t.test('engine and context are reachable from the app through getActions', async (t) => {
+  const { getActions } = await import('../lib/index.js')
   const server = await buildServer()
   t.teardown(() => server.close())
-  t.equal(server.app.engine, server.engine)
-  t.equal(server.app.serverContext, server.context)
+  const handle = getActions(server.app)
+  t.equal(handle.engine, server.engine)
+  t.equal(handle.context, server.context)
+  t.equal(handle.prefix, '')
 })
 
 t.test('a real listening socket answers the same envelopes', async (t) => {

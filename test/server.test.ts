@@ -119,11 +119,24 @@ t.test('onBoot receives the context', async (t) => {
 })
 
 t.test('close() closes the REST app and frees the singleton', async (t) => {
+  await (await createServer({ ...base, forceNewInstance: false })).close() // the singleton an earlier test left
   const server = await createServer({ ...base, forceNewInstance: false, rest: { baseUrl: '/api', allowedOrigins: [] } })
   await server.close()
   const next = await createServer({ ...base, forceNewInstance: false })
   t.not(next, server)
   await next.close()
+})
+
+t.test('the singleton never stands in for a REST server it is not', async (t) => {
+  const bare = await createServer({ ...base, forceNewInstance: false })
+  t.teardown(() => bare.close())
+  const warnings = t.capture(console, 'warn')
+  await t.rejects(createServer({ ...base, forceNewInstance: false, rest: { baseUrl: '/api', allowedOrigins: [] } }), {
+    code: 'FA_ERR_SINGLETON_MISMATCH',
+    message: 'createServer: the existing server has no REST interface but this call asks for one; pass forceNewInstance: true',
+  })
+  t.equal(warnings().length, 1)
+  t.equal(await createServer({ ...base, forceNewInstance: false }), bare, 'without rest the rule holds as before')
 })
 
 t.test('with auth but no REST interface, protected actions fail closed', async (t) => {
@@ -133,7 +146,7 @@ t.test('with auth but no REST interface, protected actions fail closed', async (
   t.same(await server.engine.executeAction('a', 'guarded', {}, server.context), {
     ok: false,
     error: messages.authFailed(messages.authReasons.noRequest),
-    status: 401,
+    code: 'FA_ERR_AUTH',
     data: {},
   })
   t.same(await server.engine.executeAction('a', 'open', {}, server.context), { ok: true, value: 'open' })

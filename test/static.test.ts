@@ -198,7 +198,8 @@ t.test('a staticDir that cannot be created fails createServer', async (t) => {
   const dir = fixture(t)
   const blocked = join(dir, 'public', 'hello.txt', 'inside')
   await t.rejects(buildServer({ rest: { allowedOrigins: [], enableStatic: true, staticDir: blocked } }), {
-    message: new RegExp(`^${messages.staticDirFailed(blocked, 'ENOTDIR').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    code: 'FA_ERR_STATIC_DIR',
+    message: new RegExp(`^createServer: cannot create staticDir '${blocked.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}': ENOTDIR`),
   })
 })
 

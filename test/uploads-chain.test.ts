@@ -1,6 +1,8 @@
 import t from 'tap'
 import { messages, type Action } from '../lib/index.js'
-import { resolveUploadSettings, uploadDefaults } from '../lib/uploads/config.js'
+import { resolveUploadSettings } from '../lib/uploads/config.js'
+import { DEFAULTS } from '../lib/config.js'
+const uploadDefaults = DEFAULTS.uploads
 import { checkContentType, mediaTypeOf } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, findMixedKeys, type FormEntry } from '../lib/uploads/form.js'
 import { validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
@@ -24,6 +26,14 @@ t.test('defaults', async (t) => {
   t.same(resolveUploadSettings({ allow: { mimeTypes: [' Image/PNG '], extensions: ['PNG', '.Jpg'] } }).allow, { mimeTypes: ['image/png'], extensions: ['.png', '.jpg'] })
   t.throws(() => resolveUploadSettings({ limits: { maxTotalSize: -5 } }), { message: 'uploads.limits.maxTotalSize must be a non-negative integer, got -5' })
 })
+
+const codeOf: Record<string, string> = {
+  [messages.fileNameTooLong]: 'FA_ERR_UPLOAD_FILENAME_LENGTH',
+  [messages.emptyFile]: 'FA_ERR_UPLOAD_EMPTY_FILE',
+  [messages.fileTooSmall]: 'FA_ERR_UPLOAD_TOO_SMALL',
+  [messages.uploadLimitExceeded]: 'FA_ERR_UPLOAD_LIMIT',
+  [messages.fileTypeNotAllowed]: 'FA_ERR_UPLOAD_TYPE',
+}
 
 t.test('the chain fails on the first error, in the specification order', async (t) => {
   const settings = resolveUploadSettings({ limits: { maxFilenameLength: 8, minFileSize: 3, maxFiles: 4, maxFileSize: 10, maxTotalSize: 15 } })
@@ -52,7 +62,7 @@ t.test('the chain fails on the first error, in the specification order', async (
   let files = [receipt('longname.pdf', 5), receipt('e.pdf', 0), receipt('s.pdf', 2), receipt('big.pdf', 11), receipt('x.txt', 4, 'text/plain')]
   for (const [message, repair, data] of steps) {
     const failed = validateUploads(files, settings)
-    t.same(failed, { ok: false, status: 400, error: message, data: { error_category: 'validation', ...data } }, message)
+    t.same(failed, { ok: false, code: codeOf[message], error: message, data: { error_category: 'validation', ...data } }, message)
     files = repair(files)
   }
   t.equal(validateUploads(files, settings), undefined, 'all repaired: the files pass')
@@ -86,7 +96,7 @@ t.test('upload modes and buckets', async (t) => {
   t.same(findMixedKeys(entries), ['a', 'b'], 'in order of first appearance')
   t.same(checkUploadMode(entries, 'flat'), {
     ok: false,
-    status: 400,
+    code: 'FA_ERR_UPLOAD_MIXED_KEYS',
     error: messages.mixedKeyTypes,
     data: { error_category: 'validation', conflicts: ['a', 'b'], hint: messages.mixedKeyTypesHint },
   })
@@ -105,7 +115,7 @@ t.test('content type rule', async (t) => {
     ...(contentType ? { isSpecial: { contentType } } : {}),
   })
   const enforced = resolveUploadSettings({ enforceContentType: true })
-  const refused = { ok: false, status: 415, error: messages.unsupportedMediaType, data: {} }
+  const refused = { ok: false, code: 'FA_ERR_UNSUPPORTED_MEDIA_TYPE', error: messages.unsupportedMediaType, data: {} }
   t.equal(mediaTypeOf('Multipart/Form-Data; boundary=x'), 'multipart/form-data')
   t.equal(checkContentType(action('multipart/form-data'), 'multipart/form-data; boundary=x', enforced), undefined)
   t.same(checkContentType(action('multipart/form-data'), 'application/json', enforced), refused)

@@ -2,6 +2,7 @@
 export { createModel, DEFAULT_PAGE_SIZE } from './model.js'
 export { getValidationSchemas } from './schemas.js'
 export { createTransactionVariant } from './transaction.js'
+export { databaseCause } from './errors.js'
 export type {
   CursorPage,
   CursorPaginationOptions,

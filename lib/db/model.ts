@@ -1,13 +1,14 @@
-import { DrizzleQueryError, count, desc, eq, getTableColumns, getTableName, lt, type Column, type SQL } from 'drizzle-orm'
+import { count, desc, eq, getTableColumns, getTableName, lt, type Column, type SQL } from 'drizzle-orm'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import { Compile } from 'typebox/compile'
-import { errorMessage } from '../diagnostics.js'
+import { ErrNoDatabase, ErrNoIdColumn } from '../errors.js'
 import { isPlainObject } from '../envelope.js'
 import { contextLogger, handleError } from '../handle-error.js'
 import { messages } from '../messages.js'
 import { Err, Ok, type Result } from '../result.js'
 import { compileValidator, type Validator } from '../validation.js'
 import { contextDatabase } from './database.js'
+import { describeDatabaseError, thrownMessage } from './errors.js'
 import { getValidationSchemas, isDateColumn } from './schemas.js'
 import { createTransactionVariant } from './transaction.js'
 import type { CursorPage, DBX, Model, OffsetPage, ModelOptions, ModelRow, PaginationOptions, UpdateParams, WriteParams } from './types.js'
@@ -34,24 +35,6 @@ function findCreatedKey(columns: Record<string, Column>): string | undefined {
   return undefined
 }
 
-/** What a log gets from a failed query: the driver's error, its code and detail, the SQL and its parameters. */
-function describeError(error: unknown): Record<string, unknown> {
-  const cause = error instanceof DrizzleQueryError && error.cause ? error.cause : error
-  const { code, detail, constraint } = (cause ?? {}) as { code?: unknown; detail?: unknown; constraint?: unknown }
-  return {
-    error: errorMessage(cause),
-    code,
-    detail,
-    constraint,
-    ...(error instanceof DrizzleQueryError ? { query: error.query, params: error.params } : {}),
-  }
-}
-
-/** The driver's own text (e.g. `duplicate key value violates unique constraint "tasks_pkey"`), without the SQL. */
-function databaseMessage(error: unknown): string {
-  return errorMessage(error instanceof DrizzleQueryError && error.cause ? error.cause : error)
-}
-
 function cursorText(value: unknown): string {
   return value instanceof Date ? value.toISOString() : String(value)
 }
@@ -66,7 +49,7 @@ export function createModel<T extends PgTable>(table: T, options: ModelOptions):
   const schemas = getValidationSchemas(table)
   const columns = getTableColumns(table) as Record<string, Column>
   const foundIdKey = findIdKey(columns)
-  if (!foundIdKey) throw new Error(messages.noIdColumn(getTableName(table)))
+  if (!foundIdKey) throw new ErrNoIdColumn(getTableName(table))
   const idKey: string = foundIdKey
   const idColumn = columns[idKey]
   const createdKey = findCreatedKey(columns)
@@ -84,7 +67,7 @@ export function createModel<T extends PgTable>(table: T, options: ModelOptions):
 
   function database(dbx: DBX | undefined): DBX {
     const db = dbx ?? options.db ?? contextDatabase()
-    if (!db) throw new Error(messages.noDatabase)
+    if (!db) throw new ErrNoDatabase('createModel')
     return db
   }
 
@@ -102,9 +85,9 @@ export function createModel<T extends PgTable>(table: T, options: ModelOptions):
     try {
       return await run()
     } catch (error) {
-      const details = describeError(error)
+      const details = describeDatabaseError(error)
       const code = typeof details.code === 'string' ? details.code : ''
-      const message = code.startsWith('22') || code.startsWith('23') ? databaseMessage(error) : messages.databaseFailed(name, operation)
+      const message = code.startsWith('22') || code.startsWith('23') ? thrownMessage(error) : messages.databaseFailed(name, operation)
       return fail(operation, message, details)
     }
   }

@@ -1,6 +1,6 @@
 import { Relations, Table, getTableColumns, is, type Column } from 'drizzle-orm'
 import Type, { type TSchema } from 'typebox'
-import { messages } from '../messages.js'
+import { ErrNotATable, ErrRelationSchema } from '../errors.js'
 import type { TableSchemas } from './types.js'
 
 const INT2 = { minimum: -32768, maximum: 32767 }
@@ -100,8 +100,8 @@ function nullable(column: Column, schema: TSchema): TSchema {
 }
 
 function columnsOf(table: unknown): Record<string, Column> {
-  if (is(table, Relations)) throw new TypeError(messages.relationSchema)
-  if (!is(table, Table)) throw new TypeError(messages.notATable)
+  if (is(table, Relations)) throw new ErrRelationSchema()
+  if (!is(table, Table)) throw new ErrNotATable()
   return getTableColumns(table)
 }
 

@@ -1,4 +1,4 @@
-import { messages } from '../messages.js'
+import { ErrNoDatabase } from '../errors.js'
 import type { ErrResult, Result } from '../result.js'
 import { contextDatabase } from './database.js'
 import type { DBParams } from './types.js'
@@ -21,7 +21,7 @@ export function createTransactionVariant<P extends DBParams, T>(
 ): (params: P) => Promise<Result<T, string>> {
   return async (params) => {
     const dbx = params.dbx ?? contextDatabase()
-    if (!dbx) throw new Error(messages.noTransactionDatabase)
+    if (!dbx) throw new ErrNoDatabase('createTransactionVariant')
     try {
       return await dbx.transaction(async (tx) => {
         const result = await fn({ ...params, dbx: tx })

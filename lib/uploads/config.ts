@@ -1,4 +1,25 @@
-import type { UploadsConfig } from '../types.js'
+import { DEFAULTS } from '../config.js'
+import { ErrConfig } from '../errors.js'
+
+export interface UploadsConfig {
+  enforceContentType?: boolean
+  limits?: {
+    maxFiles?: number
+    maxFileSize?: number
+    minFileSize?: number
+    maxTotalSize?: number
+    maxFilenameLength?: number
+    /** Text fields per form, the routing fields included (default 100). */
+    maxFields?: number
+    /** Bytes per text field (default 64 KiB). */
+    maxFieldSize?: number
+  }
+  allow?: {
+    mimeTypes?: string[]
+    extensions?: string[]
+  }
+  diagnostics?: boolean
+}
 
 /** The upload limits, each with its default filled in. */
 export interface UploadLimits {
@@ -23,25 +44,9 @@ export interface UploadSettings {
   extensions: ReadonlySet<string>
 }
 
-const MB = 1024 * 1024
-
-export const uploadDefaults = {
-  limits: {
-    maxFiles: 10,
-    maxFileSize: 10 * MB,
-    minFileSize: 1,
-    maxTotalSize: 20 * MB,
-    maxFilenameLength: 128,
-    maxFields: 100,
-    maxFieldSize: 64 * 1024,
-  },
-  mimeTypes: ['image/png', 'image/jpeg', 'application/pdf'],
-  extensions: ['.png', '.jpg', '.jpeg', '.pdf'],
-} as const satisfies { limits: UploadLimits; mimeTypes: readonly string[]; extensions: readonly string[] }
-
 function checkLimit(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new Error(`uploads.limits.${name} must be a non-negative integer, got ${String(value)}`)
+    throw new ErrConfig(`uploads.limits.${name} must be a non-negative integer, got ${String(value)}`)
   }
   return value
 }
@@ -54,15 +59,15 @@ const toExtension = (value: string) => {
 /** Fills in the defaults and checks the limits; throws at boot on a limit that is not a count of bytes or items. */
 export function resolveUploadSettings(config: UploadsConfig = {}): UploadSettings {
   const given: Partial<UploadLimits> = config.limits ?? {}
-  const limits: UploadLimits = { ...uploadDefaults.limits }
+  const limits: UploadLimits = { ...DEFAULTS.uploads.limits }
   for (const name of Object.keys(limits) as UploadLimitName[]) {
     const value = given[name]
     if (value !== undefined) limits[name] = checkLimit(name, value)
   }
-  const mimeTypes = (config.allow?.mimeTypes ?? uploadDefaults.mimeTypes).map((type) => type.trim().toLowerCase())
-  const extensions = (config.allow?.extensions ?? uploadDefaults.extensions).map(toExtension)
+  const mimeTypes = (config.allow?.mimeTypes ?? DEFAULTS.uploads.mimeTypes).map((type) => type.trim().toLowerCase())
+  const extensions = (config.allow?.extensions ?? DEFAULTS.uploads.extensions).map(toExtension)
   return {
-    enforceContentType: config.enforceContentType === true,
+    enforceContentType: config.enforceContentType ?? DEFAULTS.uploads.enforceContentType,
     limits: Object.freeze(limits),
     allow: { mimeTypes: Object.freeze(mimeTypes), extensions: Object.freeze(extensions) },
     mimeTypes: new Set(mimeTypes),

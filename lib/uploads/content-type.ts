@@ -1,6 +1,5 @@
-import { fail, type Failure } from '../engine.js'
-import { messages } from '../messages.js'
-import type { Action } from '../types.js'
+import type { Action } from '../action.js'
+import { fail, type Failure } from '../errors.js'
 import type { UploadSettings } from './config.js'
 
 /** The media type without parameters, lower-cased: `multipart/form-data; boundary=x` → `multipart/form-data`. */
@@ -18,5 +17,5 @@ const family = (mediaType: string) => (mediaType === 'application/json' || /^app
 export function checkContentType(action: Action, contentType: string | undefined, settings: UploadSettings): Failure | undefined {
   if (!settings.enforceContentType) return undefined
   const declared = family(mediaTypeOf(action.isSpecial?.contentType ?? 'application/json'))
-  return family(mediaTypeOf(contentType)) === declared ? undefined : fail(415, messages.unsupportedMediaType)
+  return family(mediaTypeOf(contentType)) === declared ? undefined : fail.unsupportedMediaType()
 }

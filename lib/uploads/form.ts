@@ -1,7 +1,6 @@
-import type { Failure } from '../engine.js'
+import type { UploadMode } from '../action.js'
+import { fail, type Failure } from '../errors.js'
 import { messages } from '../messages.js'
-import type { UploadMode } from '../types.js'
-import { uploadFailure } from './validate.js'
 
 /** One part of a form, in the order it arrived. */
 export type FormEntry<F = File> = { kind: 'field'; name: string; value: string } | { kind: 'file'; name: string; file: F }
@@ -28,7 +27,7 @@ export function checkUploadMode(entries: readonly FormEntry<unknown>[], mode: Up
   if (mode !== 'flat') return undefined
   const conflicts = findMixedKeys(entries)
   if (conflicts.length === 0) return undefined
-  return uploadFailure(messages.mixedKeyTypes, { conflicts, hint: messages.mixedKeyTypesHint })
+  return fail.uploadMixedKeys({ conflicts, hint: messages.mixedKeyTypesHint })
 }
 
 function collect<T>(pairs: Array<[string, T]>): Record<string, T | T[]> {

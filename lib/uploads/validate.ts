@@ -1,6 +1,5 @@
 import { extname } from 'node:path'
-import { fail, type Failure } from '../engine.js'
-import { messages } from '../messages.js'
+import { fail, type Failure } from '../errors.js'
 import type { UploadLimitName, UploadSettings } from './config.js'
 
 /** What the chain knows of one uploaded file: its file name, declared type and size. */
@@ -16,16 +15,11 @@ export interface FileReceipt {
 
 export type UploadCheck = (files: readonly FileReceipt[], settings: UploadSettings) => Failure | undefined
 
-/** Every upload refusal: HTTP 400, `status: false`, `data.error_category: 'validation'`. */
-export function uploadFailure(message: string, data: Record<string, unknown>): Failure {
-  return fail(400, message, { error_category: 'validation', ...data })
-}
-
 const sizes = (files: readonly FileReceipt[]) => files.map(({ name, size }) => ({ name, size }))
 
 /** `upload limit exceeded` for one named limit. */
 export function limitExceeded(limit: UploadLimitName, settings: UploadSettings, files: readonly FileReceipt[] = [], extra: Record<string, unknown> = {}): Failure {
-  return uploadFailure(messages.uploadLimitExceeded, { limit, max: settings.limits[limit], files: sizes(files), ...extra })
+  return fail.uploadLimit({ limit, max: settings.limits[limit], files: sizes(files), ...extra })
 }
 
 // File names are counted in characters (code points), as the limit's documentation says.
@@ -34,19 +28,19 @@ const nameLength = (name: string) => [...name].length
 export const checkFilenameLength: UploadCheck = (files, { limits }) => {
   const tooLong = files.filter((file) => nameLength(file.name) > limits.maxFilenameLength)
   if (tooLong.length === 0) return undefined
-  return uploadFailure(messages.fileNameTooLong, { limit: 'maxFilenameLength', max: limits.maxFilenameLength, files: sizes(tooLong) })
+  return fail.uploadFilenameLength({ limit: 'maxFilenameLength', max: limits.maxFilenameLength, files: sizes(tooLong) })
 }
 
 // A file cut off by a limit was not read to its end: its size says nothing about emptiness.
 export const checkNotEmpty: UploadCheck = (files) => {
   const empty = files.filter((file) => file.complete && file.size === 0)
-  return empty.length === 0 ? undefined : uploadFailure(messages.emptyFile, { files: sizes(empty) })
+  return empty.length === 0 ? undefined : fail.uploadEmptyFile({ files: sizes(empty) })
 }
 
 export const checkMinSize: UploadCheck = (files, { limits }) => {
   const small = files.filter((file) => file.complete && file.size < limits.minFileSize)
   if (small.length === 0) return undefined
-  return uploadFailure(messages.fileTooSmall, { limit: 'minFileSize', min: limits.minFileSize, files: sizes(small) })
+  return fail.uploadTooSmall({ limit: 'minFileSize', min: limits.minFileSize, files: sizes(small) })
 }
 
 export const checkFileCount: UploadCheck = (files, settings) =>
@@ -73,7 +67,7 @@ const allowedExtension = (name: string, allowed: ReadonlySet<string>) => allowed
 export const checkFileType: UploadCheck = (files, settings) => {
   const rejected = files.filter((file) => !allowedType(file.type, settings.mimeTypes) || !allowedExtension(file.name, settings.extensions))
   if (rejected.length === 0) return undefined
-  return uploadFailure(messages.fileTypeNotAllowed, {
+  return fail.uploadType({
     rejected: rejected.map(({ name, type }) => ({ name, type })),
     allowed: { mimeTypes: settings.allow.mimeTypes, extensions: settings.allow.extensions },
   })

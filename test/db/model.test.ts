@@ -307,7 +307,7 @@ async function modelSuite(t: TapTest, database: TestDatabase, logs: Logs) {
   t.test('without a database it throws createModel: No database available.', async (t) => {
     const bare = await buildServer({ rest: false, resources: logs ? { logger: logs.logger } : {} })
     t.teardown(() => bare.close())
-    const noDatabase = { message: messages.noDatabase }
+    const noDatabase = { message: 'createModel: No database available.', code: 'FA_ERR_NO_DATABASE' }
     await t.rejects(task.create({ data: { title: 'x' } }), noDatabase)
     await t.rejects(task.createTx({ data: { title: 'x' } }), noDatabase)
     await t.rejects(task.findById(MISSING_ID), noDatabase)
@@ -330,7 +330,7 @@ t.test('createModel rejects what is not a table with an id', async (t) => {
   t.throws(() => createModel(relations(tasks, () => ({})) as never, { name: 'task' }), { message: messages.relationSchema })
   t.throws(() => createModel({} as never, { name: 'task' }), { message: messages.notATable })
   const pairs = pgTable('pairs', { left: integer('left').notNull(), right: integer('right').notNull() })
-  t.throws(() => createModel(pairs, { name: 'pair' }), { message: messages.noIdColumn('pairs') })
+  t.throws(() => createModel(pairs, { name: 'pair' }), { message: "createModel: table 'pairs' has no 'id' column or single-column primary key", code: 'FA_ERR_NO_ID_COLUMN' })
   const keyed = pgTable('keyed', { code: text('code').primaryKey(), label: text('label') })
   t.doesNotThrow(() => createModel(keyed, { name: 'keyed' }), 'a single-column primary key stands in for id')
 })

@@ -26,7 +26,7 @@ async function labels(db: DBX): Promise<string[]> {
 
 t.test('without a database anywhere it throws', async (t) => {
   const variant = createTransactionVariant(addEvent)
-  await t.rejects(variant({ id: 1, label: 'x' }), { message: messages.noTransactionDatabase })
+  await t.rejects(variant({ id: 1, label: 'x' }), { message: 'createTransactionVariant: No database available.', code: 'FA_ERR_NO_DATABASE' })
 })
 
 onBothDatabases(t, setup, async (t, { db, exec }) => {

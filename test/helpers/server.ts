@@ -1,11 +1,11 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { createServer, type ExternalResponse, type RestConfig, type ServerConfig, type ServerInstance } from '../../lib/index.js'
+import { createServer, type ActionsApp, type ExternalResponse, type RestConfig, type ServerConfig, type ServerInstance } from '../../lib/index.js'
 import { echoService } from './fixtures.js'
 
 export type TestConfig = Partial<Omit<ServerConfig, 'rest'>> & { rest?: Partial<RestConfig> | false }
 
 /** A fresh server (never the singleton) with a REST app at `/api`, quiet, discovery on. */
-export async function buildServer(overrides: TestConfig = {}): Promise<ServerInstance & { app: FastifyInstance }> {
+export async function buildServer(overrides: TestConfig = {}): Promise<ServerInstance & { app: ActionsApp }> {
   const { rest, ...rest_of_config } = overrides
   const server = await createServer({
     serverName: 'test-server',
@@ -15,7 +15,7 @@ export async function buildServer(overrides: TestConfig = {}): Promise<ServerIns
     ...rest_of_config,
     rest: rest === false ? undefined : { baseUrl: '/api', allowedOrigins: [], discovery: { enabled: true }, ...rest },
   })
-  return Object.assign(server, { app: server.rest?.app as FastifyInstance })
+  return Object.assign(server, { app: server.rest?.app as ActionsApp })
 }
 
 export interface Answer<T extends Record<string, unknown> = Record<string, any>> {

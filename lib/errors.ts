@@ -1,0 +1,171 @@
+import createError from '@fastify/error'
+import { messages } from './messages.js'
+import type { ErrResult } from './result.js'
+
+/**
+ * Every failure the framework produces, made here and nowhere else (the way Fastify keeps its
+ * `FST_ERR_*` in lib/errors.js). Two kinds:
+ * - a **Failure** is returned: an `Err` that also carries a code and the envelope's `data`. The core
+ *   never picks an HTTP status; plugins/http-status.ts maps each code to one.
+ * - a **thrown error** (boot, configuration, misuse) is an @fastify/error class with a code.
+ * @fastify/error is a dependency-free error factory; no status is given to it here.
+ */
+
+/** The codes of returned failures. */
+export const failureCodes = [
+  'FA_ERR_INVALID_BODY',
+  'FA_ERR_INVALID_REQUEST',
+  'FA_ERR_WILDCARD_EXECUTE',
+  'FA_ERR_SERVICE_NOT_FOUND',
+  'FA_ERR_ACTION_NOT_FOUND',
+  'FA_ERR_VALIDATION',
+  'FA_ERR_HOOK_FAILED',
+  'FA_ERR_ACTION_TIMEOUT',
+  'FA_ERR_NOT_A_RESULT',
+  'FA_ERR_INTERNAL',
+  'FA_ERR_AUTH',
+  'FA_ERR_DISCOVERY_DISABLED',
+  'FA_ERR_DISCOVERY_SECRET',
+  'FA_ERR_UNSUPPORTED_MEDIA_TYPE',
+  'FA_ERR_BODY_TOO_LARGE',
+  'FA_ERR_ROUTE_NOT_FOUND',
+  'FA_ERR_RATE_LIMITED',
+  'FA_ERR_BAD_URL',
+  'FA_ERR_BAD_REQUEST',
+  'FA_ERR_REQUEST_TIMEOUT',
+  'FA_ERR_HEADERS_TOO_LARGE',
+  'FA_ERR_MULTIPART_ROUTING',
+  'FA_ERR_MULTIPART_INVALID',
+  'FA_ERR_UPLOAD_LIMIT',
+  'FA_ERR_UPLOAD_TYPE',
+  'FA_ERR_UPLOAD_MIXED_KEYS',
+  'FA_ERR_UPLOAD_FILENAME_LENGTH',
+  'FA_ERR_UPLOAD_EMPTY_FILE',
+  'FA_ERR_UPLOAD_TOO_SMALL',
+] as const
+
+export type FailureCode = (typeof failureCodes)[number]
+
+/**
+ * A handler's own `Err(text)` carries no code; in logs and in the status table it is this one.
+ * (It is not a Failure: a user's Err never picks its own status.)
+ */
+export const ACTION_FAILED = 'FA_ERR_ACTION_FAILED'
+
+/** An `Err` made by the framework: its code decides the HTTP status, `data` goes into the envelope. */
+export interface Failure<C extends FailureCode = FailureCode> extends ErrResult<string> {
+  readonly code: C
+  readonly data: Record<string, unknown>
+}
+
+// Only failures made here carry a code: a user's Err-shaped object never picks its own status.
+const made = new WeakSet<object>()
+
+function failure<C extends FailureCode>(code: C, message: string, data: Record<string, unknown> = {}): Failure<C> {
+  const made_: Failure<C> = Object.freeze({ ok: false as const, error: message, code, data })
+  made.add(made_)
+  return made_
+}
+
+/** True for a failure made by the framework (never for a handler's own `Err`). */
+export function isFailure(value: unknown): value is Failure {
+  return typeof value === 'object' && value !== null && made.has(value)
+}
+
+/** The code of any `Err`: the failure's own, or `FA_ERR_ACTION_FAILED` for a handler's `Err`. */
+export function codeOf(result: ErrResult<unknown>): FailureCode | typeof ACTION_FAILED {
+  return isFailure(result) ? result.code : ACTION_FAILED
+}
+
+/** The framework's failures, one constructor each. */
+export const fail = {
+  invalidBody: () => failure('FA_ERR_INVALID_BODY', messages.invalidBody),
+  invalidRequest: (errors: unknown) => failure('FA_ERR_INVALID_REQUEST', messages.invalidRequest, { errors }),
+  wildcardExecute: (service: string, action: string) => failure('FA_ERR_WILDCARD_EXECUTE', messages.wildcardExecute(service, action)),
+  serviceNotFound: (service: string) => failure('FA_ERR_SERVICE_NOT_FOUND', messages.serviceNotFound(service)),
+  actionNotFound: (service: string, action: string) => failure('FA_ERR_ACTION_NOT_FOUND', messages.actionNotFound(service, action)),
+  validation: (errors: unknown) => failure('FA_ERR_VALIDATION', messages.validationFailed, { errors }),
+  hookFailed: (hook: string, error: string) => failure('FA_ERR_HOOK_FAILED', messages.hookFailed(hook, error)),
+  actionTimeout: (name: string, ms: number) => failure('FA_ERR_ACTION_TIMEOUT', messages.actionTimedOut(name, ms)),
+  /** A programming error (a handler or global hook that returned no Result): logged, answered as the 500. */
+  notAResult: () => failure('FA_ERR_NOT_A_RESULT', messages.internal),
+  internal: () => failure('FA_ERR_INTERNAL', messages.internal),
+  auth: (reason: string) => failure('FA_ERR_AUTH', messages.authFailed(reason)),
+  discoveryDisabled: () => failure('FA_ERR_DISCOVERY_DISABLED', messages.discoveryDisabled),
+  discoverySecret: () => failure('FA_ERR_DISCOVERY_SECRET', messages.discoverySecret),
+  unsupportedMediaType: () => failure('FA_ERR_UNSUPPORTED_MEDIA_TYPE', messages.unsupportedMediaType),
+  bodyTooLarge: () => failure('FA_ERR_BODY_TOO_LARGE', messages.bodyTooLarge),
+  routeNotFound: (baseUrl: string) => failure('FA_ERR_ROUTE_NOT_FOUND', messages.routeNotFound(baseUrl)),
+  rateLimited: (seconds: number) => failure('FA_ERR_RATE_LIMITED', messages.rateLimited(seconds)),
+  badUrl: () => failure('FA_ERR_BAD_URL', messages.badUrl),
+  badRequest: () => failure('FA_ERR_BAD_REQUEST', messages.badRequest),
+  requestTimeout: () => failure('FA_ERR_REQUEST_TIMEOUT', messages.requestTimeout),
+  headersTooLarge: () => failure('FA_ERR_HEADERS_TOO_LARGE', messages.headersTooLarge),
+  multipartRouting: () => failure('FA_ERR_MULTIPART_ROUTING', messages.formDataRouting),
+  multipartInvalid: (data: Record<string, unknown> = {}) => failure('FA_ERR_MULTIPART_INVALID', messages.invalidMultipart, data),
+  uploadLimit: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_LIMIT', messages.uploadLimitExceeded, upload(data)),
+  uploadType: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_TYPE', messages.fileTypeNotAllowed, upload(data)),
+  uploadMixedKeys: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_MIXED_KEYS', messages.mixedKeyTypes, upload(data)),
+  uploadFilenameLength: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_FILENAME_LENGTH', messages.fileNameTooLong, upload(data)),
+  uploadEmptyFile: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_EMPTY_FILE', messages.emptyFile, upload(data)),
+  uploadTooSmall: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_TOO_SMALL', messages.fileTooSmall, upload(data)),
+} as const
+
+/** Every upload refusal carries `data.error_category: 'validation'` (the specification). */
+function upload(data: Record<string, unknown>): Record<string, unknown> {
+  return { error_category: 'validation', ...data }
+}
+
+// Thrown errors. The texts the specification fixes are kept exactly.
+export const ErrEmptyServices = createError('FA_ERR_EMPTY_SERVICES', messages.emptyServices)
+export const ErrDuplicateService = createError<[string]>('FA_ERR_DUPLICATE_SERVICE', "Duplicate service name '%s'")
+export const ErrDuplicateAction = createError<[string, string]>('FA_ERR_DUPLICATE_ACTION', "Duplicate action name '%s' in service '%s'")
+export const ErrUnknownHook = createError<[string, string]>('FA_ERR_UNKNOWN_HOOK', "Hook '%s' of action '%s' does not exist")
+/** A configuration value the framework cannot use; the message names the field (`createServer: rest.x must be …`). */
+export const ErrConfig = createError<[string]>('FA_ERR_CONFIG', '%s')
+export const ErrBootFailed = createError<[string]>('FA_ERR_BOOT_FAILED', 'onBoot failed: %s')
+export const ErrBootTimeout = createError<[number]>('FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after %sms')
+export const ErrNotInitialized = createError('FA_ERR_NOT_INITIALIZED', messages.notInitialized)
+export const ErrNoLogger = createError('FA_ERR_NO_LOGGER', messages.noLogger)
+export const ErrNoDatabase = createError<[string]>('FA_ERR_NO_DATABASE', '%s: No database available.')
+export const ErrNotATable = createError('FA_ERR_NOT_A_TABLE', messages.notATable)
+export const ErrRelationSchema = createError('FA_ERR_RELATION_SCHEMA', messages.relationSchema)
+export const ErrNoIdColumn = createError<[string]>('FA_ERR_NO_ID_COLUMN', "createModel: table '%s' has no 'id' column or single-column primary key")
+export const ErrNotRegistered = createError<[string]>(
+  'FA_ERR_NOT_REGISTERED',
+  "fastify-actions is not registered on this Fastify instance under prefix '%s': await app.register(fastifyActions, config) first",
+)
+export const ErrSingletonMismatch = createError(
+  'FA_ERR_SINGLETON_MISMATCH',
+  'createServer: the existing server has no REST interface but this call asks for one; pass forceNewInstance: true',
+)
+export const ErrStaticDir = createError<[string, string]>('FA_ERR_STATIC_DIR', "createServer: cannot create staticDir '%s': %s")
+
+/** The codes of thrown errors. */
+export const thrownCodes = [
+  ErrEmptyServices,
+  ErrDuplicateService,
+  ErrDuplicateAction,
+  ErrUnknownHook,
+  ErrConfig,
+  ErrBootFailed,
+  ErrBootTimeout,
+  ErrNotInitialized,
+  ErrNoLogger,
+  ErrNoDatabase,
+  ErrNotATable,
+  ErrRelationSchema,
+  ErrNoIdColumn,
+  ErrNotRegistered,
+  ErrSingletonMismatch,
+  ErrStaticDir,
+].map((constructor) => constructor.prototype.code)
+
+export type ErrorCode = FailureCode | typeof ACTION_FAILED | (typeof thrownCodes)[number]
+
+/** True when `error` is an error thrown by fastify-actions (optionally: with this code). */
+export function isActionsError(error: unknown, code?: string): error is Error & { code: string } {
+  if (!(error instanceof Error)) return false
+  const own = (error as { code?: unknown }).code
+  return typeof own === 'string' && own.startsWith('FA_ERR_') && (code === undefined || own === code)
+}

@@ -1,0 +1,165 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { clientErrorHandler, frameworkErrors } from '../../plugins/errors.js'
+import type { Middleware } from '../../plugins/middleware.js'
+import type { ResolvedRest, RestConfig } from '../../plugins/config.js'
+import { runOnBoot } from '../boot.js'
+import { getCurrentContext, setCurrentContext, type ServerContext } from '../context.js'
+import { errorMessage } from '../diagnostics.js'
+import type { Engine } from '../engine.js'
+import { ErrSingletonMismatch, isActionsError } from '../errors.js'
+import { messages } from '../messages.js'
+import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
+import { createFetch, type FetchFunction } from './fetch.js'
+import { buildCore, loggerFor, mountActions, type Core } from './plugin.js'
+
+/** The Fastify app of a server: a Fastify instance with the web-standard `fetch`. */
+export type ActionsApp = FastifyInstance & { fetch: FetchFunction }
+
+/** The REST side of a server. */
+export interface RestInterface {
+  app: ActionsApp
+  config: RestConfig
+  addMiddleware: (path: string, fn: Middleware) => void
+}
+
+export interface ServerInstance<TDB = unknown> {
+  config: ServerConfig<TDB>
+  engine: Engine
+  context: ServerContext<TDB>
+  /** Present exactly when `config.rest` was given. */
+  rest?: RestInterface
+  /** Closes the REST app (in-flight requests finish first). */
+  close: () => Promise<void>
+}
+
+/** A server built with `rest`: its `rest` is there. */
+export type RestServerInstance<TDB = unknown> = ServerInstance<TDB> & { rest: RestInterface }
+
+let instance: ServerInstance<any> | undefined
+let pending: Promise<ServerInstance<any>> | undefined
+
+/**
+ * Builds the server: validates the config, creates the context and the engine, runs `onBoot`,
+ * and creates the REST app when `config.rest` is given. The app is not listening yet:
+ * call `server.rest.app.listen({ port })`, or use `app.inject` / `app.fetch`.
+ */
+export function createServer<TDB = unknown>(config: ServerConfig<TDB> & { rest: RestConfig }): Promise<RestServerInstance<TDB>>
+export function createServer<TDB = unknown>(config: ServerConfig<TDB>): Promise<ServerInstance<TDB>>
+export async function createServer<TDB = unknown>(config: ServerConfig<TDB>): Promise<ServerInstance<TDB>> {
+  const resolved = resolveConfig(config)
+  if (resolved.forceNewInstance) return build(config, resolved)
+  const existing = instance ?? pending
+  if (existing) {
+    console.warn(messages.singletonReused)
+    const server = await existing
+    // `server.rest` is typed present when `rest` was given: an earlier server without one cannot stand in.
+    if (config.rest && !server.rest) throw new ErrSingletonMismatch()
+    return server
+  }
+  // Two calls racing at start-up share one server.
+  pending = build(config, resolved).finally(() => {
+    pending = undefined
+  })
+  return pending
+}
+
+/** Fastify with the server-level settings the plugin cannot scope: the user's `rest.fastify` first, the framework's over it. */
+function createFastify(rest: ResolvedRest): FastifyInstance {
+  const { requestTimeout, bodyLimit, fastify: own } = rest
+  const options: Record<string, unknown> = {
+    logger: false,
+    // While closing, requests already on a connection are served (with Connection: close), not given Fastify's raw 503.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    ...own,
+    bodyLimit,
+    requestTimeout,
+    // Envelopes for a malformed URL and for requests too broken for Fastify to see.
+    frameworkErrors,
+    clientErrorHandler,
+    // Node checks deadlines every 30 s by default (too coarse), and ignores the request deadline
+    // while the headers deadline is the longer one: keep headersTimeout <= requestTimeout.
+    http: { requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: Math.min(1000, requestTimeout), ...(own.http as object) },
+  }
+  // `rest.fastify` may carry https/http2 options, which pick other overloads of Fastify(): the app is used through FastifyInstance either way.
+  return Fastify(options as FastifyServerOptions) as unknown as FastifyInstance
+}
+
+/**
+ * `close()` lets in-flight requests finish, but their keep-alive connections would then hold the
+ * server open until keepAliveTimeout: close each one as soon as it falls idle.
+ */
+function closeConnectionsWhenDrained(app: FastifyInstance): void {
+  let timer: NodeJS.Timeout | undefined
+  app.addHook('preClose', function (done) {
+    timer = setInterval(() => app.server.closeIdleConnections?.(), 25)
+    timer.unref()
+    done()
+  })
+  app.addHook('onClose', function (_instance, done) {
+    clearInterval(timer)
+    done()
+  })
+}
+
+function printServices(config: ResolvedConfig): void {
+  if (!config.logServices) return
+  console.table(config.services.map((service) => ({ Service: service.name, Description: service.description, Actions: service.actions.length })))
+}
+
+/** Awaits `onBoot`; a failure or timeout ends the process with code 1 (the specification). */
+async function boot(core: Core): Promise<void> {
+  if (!core.config.onBoot) return
+  try {
+    console.log(`Booted in ${await runOnBoot(core.config.onBoot, core.context)}ms`)
+  } catch (error) {
+    const message = isActionsError(error) ? error.message : errorMessage(error)
+    // A boot failure must be seen even with diagnostics off: the process is about to end.
+    if (core.diagnostics.enabled) core.diagnostics.error('createServer.onBoot', message)
+    else console.error(`[createServer.onBoot] ${message}`)
+    process.exit(1)
+  }
+}
+
+function printUrls(rest: ResolvedRest): void {
+  const scheme = rest.fastify.https ? 'https' : 'http'
+  console.log(`POST ${scheme}://${rest.host}:${rest.port}${rest.baseUrl}/services`)
+  if (rest.enableStatus) console.log(`GET ${scheme}://${rest.host}:${rest.port}/status`)
+}
+
+async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): Promise<ServerInstance<TDB>> {
+  const app = resolved.rest ? createFastify(resolved.rest) : undefined
+  const core = buildCore(resolved, loggerFor(resolved, app))
+  printServices(resolved)
+  await boot(core)
+
+  let rest: RestInterface | undefined
+  if (app && resolved.rest && config.rest) {
+    try {
+      app.decorate('fetch', createFetch(app))
+      closeConnectionsWhenDrained(app)
+      const handle = await mountActions(app, core)
+      rest = { app: app as ActionsApp, config: config.rest, addMiddleware: handle.addMiddleware }
+    } catch (error) {
+      // A plugin refused its options: close what was built, and leave nothing reachable through getContext().
+      await app.close().catch(() => {})
+      if (getCurrentContext() === core.context) setCurrentContext(undefined)
+      throw error
+    }
+    printUrls(resolved.rest)
+  }
+
+  const server: ServerInstance<TDB> = {
+    config,
+    engine: core.engine,
+    context: core.context,
+    rest,
+    async close() {
+      if (rest) await rest.app.close()
+      if (instance === server) instance = undefined
+      if (getCurrentContext() === core.context) setCurrentContext(undefined)
+    },
+  }
+  instance = server
+  return server
+}

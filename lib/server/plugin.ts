@@ -1,0 +1,165 @@
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
+import { setupAuth } from '../../plugins/auth.js'
+import { setupCors } from '../../plugins/cors.js'
+import { installErrorEnvelope } from '../../plugins/errors.js'
+import { MiddlewareRegistry, setupMiddleware, type Middleware } from '../../plugins/middleware.js'
+import { setupRateLimit } from '../../plugins/rate-limit.js'
+import { setupRequestScope } from '../../plugins/request-scope.js'
+import { servicesPlugin } from '../../plugins/services.js'
+import { staticPlugin } from '../../plugins/static.js'
+import { statusPlugin } from '../../plugins/status.js'
+import { setupUploads } from '../../plugins/uploads.js'
+import { runOnBoot } from '../boot.js'
+import { createContext, setCurrentContext, type ServerContext } from '../context.js'
+import { thrownMessage } from '../db/errors.js'
+import { createDiagnostics, type Diagnostics } from '../diagnostics.js'
+import { createEngine, type Engine } from '../engine.js'
+import { ErrConfig, ErrNotRegistered, fail } from '../errors.js'
+import type { LogEntry, ServiceLogger } from '../logger.js'
+import { messages } from '../messages.js'
+import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
+import { createFetch, type FetchFunction } from './fetch.js'
+
+/** The engine and context of one server or plugin registration, and the diagnostics they write through. */
+export interface Core {
+  config: ResolvedConfig
+  context: ServerContext<any>
+  engine: Engine
+  diagnostics: Diagnostics
+}
+
+/** One registration of fastify-actions on a Fastify app, as `getActions(app, prefix)` returns it. */
+export interface ActionsHandle<TDB = unknown> {
+  /** The `prefix` it was registered under (`''` for none). */
+  readonly prefix: string
+  readonly engine: Engine
+  readonly context: ServerContext<TDB>
+  /** The configuration, resolved: every default applied. */
+  readonly config: ResolvedConfig
+  /** WHATWG fetch over `app.inject`: a Request in, a Response out, no socket. */
+  readonly fetch: FetchFunction
+  /** Middleware for this registration's routes, run before the services endpoint. */
+  addMiddleware(path: string, fn: Middleware): void
+}
+
+/** True when Fastify was created with a logger (`logger: false` gives a no-op one without a level). */
+function hasLogger(log: FastifyBaseLogger): boolean {
+  const level = (log as { level?: unknown }).level
+  return typeof level === 'string' && level !== 'silent'
+}
+
+let logIds = 0
+
+/** Fastify's logger as a ServiceLogger, so diagnostics go there when `resources.logger` is not set. */
+function fastifyServiceLogger(log: FastifyBaseLogger): ServiceLogger {
+  const write = (level: 'info' | 'warn' | 'error') => ({ atFunction, message, data }: LogEntry) => {
+    const id = `fa-${(++logIds).toString(36)}`
+    log[level]({ logId: id, atFunction, data }, message)
+    return id
+  }
+  return { info: write('info'), warn: write('warn'), error: write('error') }
+}
+
+/** `resources.logger`, else Fastify's logger when it has one, else none (diagnostics then use the console). */
+export function loggerFor(config: ResolvedConfig, app: FastifyInstance | undefined): ServiceLogger | undefined {
+  return config.resources.logger ?? (app && hasLogger(app.log) ? fastifyServiceLogger(app.log) : undefined)
+}
+
+/** Context and engine of one server. From now on `getContext()` returns this context outside requests. */
+export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefined): Core {
+  const context = createContext({ resources: config.resources })
+  const diagnostics = createDiagnostics(config.diagnostics, logger)
+  const engine = createEngine({
+    services: config.services,
+    diagnostics,
+    onBeforeActionHandler: config.onBeforeActionHandler,
+    onAfterActionHandler: config.onAfterActionHandler,
+    actionTimeout: config.actionTimeout,
+    thrownMessage,
+  })
+  // Protected actions fail closed: without a REST interface there is no request to read a token from.
+  if (config.auth) engine.setAuthenticator(() => fail.auth(messages.authReasons.noRequest))
+  setCurrentContext(context)
+  return { config, context, engine, diagnostics }
+}
+
+/** A part's own `diagnostics` switch when given, else the server's. */
+function scoped(core: Core, own: boolean | undefined, logger: ServiceLogger | undefined): Diagnostics {
+  return own === undefined || own === core.config.diagnostics ? core.diagnostics : createDiagnostics(own, logger)
+}
+
+// Handles by Fastify server (shared by an app and all its encapsulated contexts), then by prefix.
+const registrations = new WeakMap<object, Map<string, ActionsHandle<any>>>()
+
+/**
+ * Serves the actions on `app`'s context, in the fixed order: error and 404 envelopes, request
+ * scope, CORS, rate limit, static files, middleware, auth, uploads + services, status. Every hook is
+ * added to `app` itself: with `createServer` that is the root (so custom routes get them too), with
+ * the plugin it is the plugin's own encapsulated context (so the user's other routes do not).
+ */
+export async function mountActions(app: FastifyInstance, core: Core): Promise<ActionsHandle<any>> {
+  const { config, context, engine } = core
+  const rest = config.rest
+  if (!rest) throw new ErrConfig('fastify-actions: rest is required to serve actions')
+  const logger = loggerFor(config, app)
+  const diagnostics = scoped(core, rest.diagnostics, logger)
+
+  installErrorEnvelope(app, { baseUrl: `${app.prefix}${rest.baseUrl}`, diagnostics })
+  setupRequestScope(app, context)
+  if (rest.cors) await setupCors(app, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
+  if (rest.rateLimiting) await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
+  if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics })
+  const middleware = new MiddlewareRegistry()
+  setupMiddleware(app, middleware, context)
+  if (config.auth) await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins })
+  const uploads = setupUploads({ settings: rest.uploads, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, multipart: uploads })
+  if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName })
+
+  const handle: ActionsHandle<any> = Object.freeze({
+    prefix: app.prefix,
+    engine,
+    context,
+    config,
+    fetch: createFetch(app),
+    addMiddleware: (path: string, fn: Middleware) => middleware.add(path, fn),
+  })
+  let byPrefix = registrations.get(app.server)
+  if (!byPrefix) registrations.set(app.server, (byPrefix = new Map()))
+  byPrefix.set(app.prefix, handle)
+  return handle
+}
+
+/** The plugin's own onBoot must finish inside Fastify's `pluginTimeout`, or Fastify cuts it with an unrelated error. */
+function checkBootWait(app: FastifyInstance, config: ResolvedConfig): void {
+  const pluginTimeout = Number(app.initialConfig.pluginTimeout ?? 10_000)
+  if (!config.onBoot || pluginTimeout === 0 || config.onBoot.maxWaitTime < pluginTimeout) return
+  throw new ErrConfig(
+    `fastify-actions: onBoot.maxWaitTime (${config.onBoot.maxWaitTime} ms) must be shorter than Fastify's pluginTimeout (${pluginTimeout} ms): pass a larger pluginTimeout to Fastify()`,
+  )
+}
+
+/**
+ * fastify-actions as a Fastify plugin: `await app.register(fastifyActions, config)`. `config` is
+ * `createServer`'s (`rest.host`, `rest.port` and `rest.fastify` do not apply: the app is yours).
+ * It honours `prefix`, keeps its hooks and envelopes on its own routes, and rejects `register` /
+ * `ready()` with a coded error when `onBoot` fails. Reach it with `getActions(app, prefix)`.
+ */
+export const fastifyActions: FastifyPluginAsync<ServerConfig<any>> = async function fastifyActions(app, options) {
+  const config = resolveConfig(options, { baseUrl: '', allowedOrigins: [] })
+  checkBootWait(app, config)
+  const core = buildCore(config, loggerFor(config, app))
+  if (config.onBoot) await runOnBoot(config.onBoot, core.context)
+  await mountActions(app, core)
+}
+
+/**
+ * The registration of fastify-actions under `prefix` on this app (`''` when registered without one,
+ * and for `createServer`). Throws `FA_ERR_NOT_REGISTERED` when there is none yet: call it after
+ * `await app.register(...)`.
+ */
+export function getActions<TDB = unknown>(app: FastifyInstance, prefix = ''): ActionsHandle<TDB> {
+  const handle = registrations.get(app.server)?.get(prefix)
+  if (!handle) throw new ErrNotRegistered(prefix)
+  return handle
+}

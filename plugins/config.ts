@@ -1,0 +1,212 @@
+import type { FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import { DEFAULTS, configError, optionalBoolean, positiveInteger } from '../lib/config.js'
+import { ErrConfig } from '../lib/errors.js'
+import { messages } from '../lib/messages.js'
+import { resolveUploadSettings, type UploadSettings, type UploadsConfig } from '../lib/uploads/config.js'
+
+/** JWT authentication for protected actions. */
+export interface AuthConfig {
+  /** The JWT verification secret (or public key for RS/ES/PS/EdDSA algorithms). */
+  secret: string
+  method?: 'header' | 'cookie'
+  headerName?: string
+  cookieName?: string
+  /** Accepted signing algorithms; HS256 by default. */
+  algorithms?: string[]
+}
+
+/**
+ * The part of an ioredis client that the rate limiter's Redis store calls. Structural, so that
+ * fastify-actions' types never require ioredis to be installed.
+ */
+export interface RateLimitRedis {
+  defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void
+}
+
+export interface RateLimitConfig {
+  windowMs?: number
+  limit?: number
+  standardHeaders?: boolean
+  /** The request header whose value is the client key; rate limiting is on only when it is set. */
+  limitingHeader: string
+  /** A custom @fastify/rate-limit store constructor (`new Store(options)` with `incr`, `child`); wins over `redis`. */
+  store?: FastifyRateLimitStoreCtor
+  /** An ioredis client: counters shared by every instance that uses the same Redis. */
+  redis?: RateLimitRedis
+  diagnostics?: boolean
+}
+
+export interface DiscoveryConfig {
+  enabled?: boolean
+  secret?: string
+}
+
+export interface CorsRequestContext {
+  req: FastifyRequest
+}
+
+export type CorsOrigin = string | string[] | ((origin: string, c: CorsRequestContext) => string | undefined | null)
+
+export interface CorsOptions {
+  origin?: CorsOrigin
+  allowMethods?: string[] | ((origin: string, c: CorsRequestContext) => string[])
+  allowHeaders?: string[]
+  maxAge?: number
+  credentials?: boolean
+  exposeHeaders?: string[]
+}
+
+export type CorsResolver = (origin: string, c: CorsRequestContext) => boolean | CorsOptions | undefined
+
+export interface CorsRouteRule {
+  path: string
+  options?: CorsOptions
+  resolver?: CorsResolver
+}
+
+export interface CorsConfig {
+  enabled?: boolean | 'default'
+  defaults?: CorsOptions
+  addCors?: CorsRouteRule[]
+}
+
+/**
+ * Fastify server options `createServer` passes through (`logger`, `trustProxy`, `genReqId`,
+ * `requestIdHeader`, `https`, `http2`…). The plugin ignores them: the app is the user's.
+ */
+export type FastifyOptions = FastifyServerOptions & { https?: unknown; http2?: boolean; http?: Record<string, unknown> }
+
+export interface RestConfig {
+  baseUrl: string
+  host?: string
+  port?: number
+  diagnostics?: boolean
+  enableStatic?: boolean
+  staticDir?: string
+  enableStatus?: boolean
+  rateLimiting?: RateLimitConfig
+  allowedOrigins: string[]
+  cors?: CorsConfig
+  uploads?: UploadsConfig
+  discovery?: DiscoveryConfig
+  /** Largest JSON body in bytes (default 1 MiB); a larger one is a 413 envelope. Wins over `fastify.bodyLimit`. */
+  bodyLimit?: number
+  /** Longest time in ms to receive a whole request, headers and body (default 30000); a slower client gets a 408. Wins over `fastify.requestTimeout`. */
+  requestTimeout?: number
+  /** Fastify's own server options, for `createServer` (the plugin runs on your instance and ignores them). */
+  fastify?: FastifyOptions
+}
+
+/** AuthConfig with its defaults applied, checked once at boot. */
+export interface ResolvedAuth {
+  readonly secret: string
+  readonly method: 'header' | 'cookie'
+  /** Lower-cased, as Node stores request headers. */
+  readonly headerName: string
+  readonly cookieName: string
+  readonly algorithms: readonly string[]
+}
+
+export interface ResolvedRateLimit {
+  readonly windowMs: number
+  readonly limit: number
+  readonly standardHeaders: boolean
+  /** Lower-cased. */
+  readonly limitingHeader: string
+  readonly store?: FastifyRateLimitStoreCtor
+  readonly redis?: RateLimitRedis
+  readonly diagnostics?: boolean
+}
+
+/** RestConfig with every default applied: what each plugin receives. */
+export interface ResolvedRest {
+  /** Normalised: a leading `/`, no trailing `/`, `''` for the root. */
+  readonly baseUrl: string
+  readonly host: string
+  readonly port: number
+  readonly diagnostics?: boolean
+  readonly enableStatic: boolean
+  readonly staticDir: string
+  readonly enableStatus: boolean
+  /** Present only when `limitingHeader` is set. */
+  readonly rateLimiting?: ResolvedRateLimit
+  readonly allowedOrigins: readonly string[]
+  /** Undefined when CORS is off. */
+  readonly cors?: CorsConfig
+  readonly uploads: UploadSettings
+  readonly uploadsDiagnostics?: boolean
+  readonly discovery: { readonly enabled: boolean; readonly secret?: string }
+  readonly bodyLimit: number
+  readonly requestTimeout: number
+  readonly fastify: FastifyOptions
+}
+
+/** Normalises the base URL: a leading slash, no trailing slash, `''` for the root. */
+export function normalizeBaseUrl(baseUrl: string | undefined): string {
+  const trimmed = (baseUrl ?? '').trim().replace(/\/+$/, '')
+  if (trimmed === '') return ''
+  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`
+}
+
+export function resolveAuth(config: AuthConfig): ResolvedAuth {
+  if (typeof config?.secret !== 'string' || config.secret === '') throw new ErrConfig(messages.authNoSecret)
+  const method = config.method ?? DEFAULTS.auth.method
+  if (method !== 'header' && method !== 'cookie') throw new ErrConfig(messages.authBadMethod(String(method)))
+  const algorithms = config.algorithms ?? DEFAULTS.auth.algorithms
+  if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.includes('none')) {
+    throw new ErrConfig(messages.authBadAlgorithms)
+  }
+  return Object.freeze({
+    secret: config.secret,
+    method,
+    headerName: (config.headerName ?? DEFAULTS.auth.headerName).toLowerCase(),
+    cookieName: config.cookieName ?? DEFAULTS.auth.cookieName,
+    algorithms: Object.freeze([...algorithms]),
+  })
+}
+
+function resolveRateLimit(config: RateLimitConfig | undefined): ResolvedRateLimit | undefined {
+  if (!config?.limitingHeader) return undefined
+  if (typeof config.limitingHeader !== 'string') throw configError('rest.rateLimiting.limitingHeader', 'must be a header name', config.limitingHeader)
+  return Object.freeze({
+    windowMs: positiveInteger('rest.rateLimiting.windowMs', config.windowMs, DEFAULTS.rateLimiting.windowMs),
+    limit: positiveInteger('rest.rateLimiting.limit', config.limit, DEFAULTS.rateLimiting.limit),
+    standardHeaders: optionalBoolean('rest.rateLimiting.standardHeaders', config.standardHeaders, DEFAULTS.rateLimiting.standardHeaders),
+    limitingHeader: config.limitingHeader.toLowerCase(),
+    store: config.store,
+    redis: config.redis,
+    diagnostics: config.diagnostics,
+  })
+}
+
+/** Checks and completes the REST configuration once, at boot. */
+export function resolveRest(rest: RestConfig): ResolvedRest {
+  if (typeof rest !== 'object' || rest === null) throw configError('rest', 'must be an object', rest)
+  const corsEnabled = rest.cors?.enabled !== false
+  const listed = Array.isArray(rest.allowedOrigins) && rest.allowedOrigins.every((origin) => typeof origin === 'string')
+  if (!listed && corsEnabled) throw new ErrConfig(messages.corsAllowedOrigins)
+  // With CORS off the list only narrows cookie auth's cross-site check, where none listed is the strictest.
+  const allowedOrigins = listed ? rest.allowedOrigins : []
+  const fastify = rest.fastify ?? {}
+  if (typeof fastify !== 'object' || fastify === null) throw configError('rest.fastify', 'must be an object of Fastify server options', fastify)
+  return Object.freeze({
+    baseUrl: normalizeBaseUrl(rest.baseUrl ?? DEFAULTS.rest.baseUrl),
+    host: rest.host ?? DEFAULTS.rest.host,
+    port: rest.port ?? DEFAULTS.rest.port,
+    diagnostics: rest.diagnostics,
+    enableStatic: rest.enableStatic === true,
+    staticDir: rest.staticDir ?? DEFAULTS.rest.staticDir,
+    enableStatus: rest.enableStatus === true,
+    rateLimiting: resolveRateLimit(rest.rateLimiting),
+    allowedOrigins: Object.freeze([...allowedOrigins]),
+    cors: corsEnabled ? (rest.cors ?? {}) : undefined,
+    uploads: resolveUploadSettings(rest.uploads),
+    uploadsDiagnostics: rest.uploads?.diagnostics,
+    discovery: Object.freeze({ enabled: rest.discovery?.enabled === true, secret: rest.discovery?.secret }),
+    // rest.* wins over rest.fastify.*, which wins over the framework's default.
+    bodyLimit: positiveInteger('rest.bodyLimit', rest.bodyLimit ?? fastify.bodyLimit, DEFAULTS.rest.bodyLimit),
+    requestTimeout: positiveInteger('rest.requestTimeout', rest.requestTimeout ?? fastify.requestTimeout, DEFAULTS.rest.requestTimeout),
+    fastify,
+  })
+}

@@ -1,0 +1,49 @@
+import { ACTION_FAILED, isFailure, type Failure, type FailureCode } from '../lib/errors.js'
+import type { Result } from '../lib/result.js'
+
+/** The HTTP status of every failure code: the one place where a failure becomes a status. */
+export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, number>> = Object.freeze({
+  [ACTION_FAILED]: 400,
+  FA_ERR_INVALID_BODY: 400,
+  FA_ERR_INVALID_REQUEST: 400,
+  FA_ERR_WILDCARD_EXECUTE: 400,
+  FA_ERR_SERVICE_NOT_FOUND: 400,
+  FA_ERR_ACTION_NOT_FOUND: 400,
+  FA_ERR_VALIDATION: 400,
+  FA_ERR_HOOK_FAILED: 400,
+  FA_ERR_ACTION_TIMEOUT: 504,
+  FA_ERR_NOT_A_RESULT: 500,
+  FA_ERR_INTERNAL: 500,
+  FA_ERR_AUTH: 401,
+  FA_ERR_DISCOVERY_DISABLED: 403,
+  FA_ERR_DISCOVERY_SECRET: 403,
+  FA_ERR_UNSUPPORTED_MEDIA_TYPE: 415,
+  FA_ERR_BODY_TOO_LARGE: 413,
+  FA_ERR_ROUTE_NOT_FOUND: 404,
+  FA_ERR_RATE_LIMITED: 429,
+  FA_ERR_BAD_URL: 400,
+  FA_ERR_BAD_REQUEST: 400,
+  FA_ERR_REQUEST_TIMEOUT: 408,
+  FA_ERR_HEADERS_TOO_LARGE: 431,
+  FA_ERR_MULTIPART_ROUTING: 400,
+  FA_ERR_MULTIPART_INVALID: 400,
+  FA_ERR_UPLOAD_LIMIT: 400,
+  FA_ERR_UPLOAD_TYPE: 400,
+  FA_ERR_UPLOAD_MIXED_KEYS: 400,
+  FA_ERR_UPLOAD_FILENAME_LENGTH: 400,
+  FA_ERR_UPLOAD_EMPTY_FILE: 400,
+  FA_ERR_UPLOAD_TOO_SMALL: 400,
+})
+
+/** The HTTP status of a Result: 200 for Ok, its code's status for a failure, 400 for a handler's `Err`. */
+export function statusOf(result: Result<unknown, string>): number {
+  if (result.ok) return 200
+  return isFailure(result) ? statusByCode[result.code] : statusByCode[ACTION_FAILED]
+}
+
+/** Thrown from a hook (the rate limiter's 429): the error handler answers the failure it carries. */
+export class FailureError extends Error {
+  constructor(readonly failure: Failure) {
+    super(failure.error)
+  }
+}

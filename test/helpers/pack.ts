@@ -1,0 +1,177 @@
+/**
+ * The package the way a user gets it: `npm pack` (which runs `prepack`, the clean build), then the
+ * tarball installed into an empty project beside the peers the README names, from the registry.
+ * Done once per source state and Node major, shared by the test files that need it (a lock keeps
+ * two files running at once from packing twice), and kept in the system temp dir between runs.
+ */
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { delimiter, dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/** What the user installs beside the tarball: the peers (README) and a TypeScript toolchain. */
+export const userInstall = ['fastify', 'typebox', 'drizzle-orm', 'typescript@5.9', '@types/node@20']
+
+export interface PackedInstall {
+  /** The temp project: package.json with "type": "module", node_modules with the tarball installed. */
+  project: string
+  tarball: string
+  /** Paths inside the tarball, without the leading `package/`. */
+  files: string[]
+  /** The tarball's size in bytes. */
+  size: number
+  /** Milliseconds spent in `npm pack` and in `npm install`. */
+  packMs: number
+  installMs: number
+}
+
+export interface RunResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * The environment of a child: no npm lifecycle variables (from `npm test`) and no NODE_OPTIONS
+ * (tap's loaders), and the running `node` first on PATH, so a Node 24 run packs, installs and
+ * runs everything on Node 24.
+ */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^(npm_|NODE_OPTIONS$|NODE_ENV$|TAP|_TAP)/i.test(name)) continue
+    env[name] = value
+  }
+  env.PATH = [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter)
+  env.npm_config_fund = 'false'
+  env.npm_config_audit = 'false'
+  env.npm_config_update_notifier = 'false'
+  return env
+}
+
+/** Runs a command to its end; never rejects (the caller asserts on the code and the output). */
+export function run(command: string, args: string[], options: { cwd: string; timeout?: number }): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { cwd: options.cwd, env: cleanEnv(), timeout: options.timeout ?? 240_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+}
+
+/** Runs a command and rejects with its output when it fails. */
+async function mustRun(command: string, args: string[], cwd: string): Promise<RunResult> {
+  const result = await run(command, args, { cwd })
+  if (result.code !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed (${result.code}) in ${cwd}\n${result.stdout}\n${result.stderr}`)
+  }
+  return result
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return []
+  const out: string[] = []
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) out.push(join(entry.parentPath, entry.name))
+  }
+  return out
+}
+
+/** A hash of everything that goes into the tarball, and the Node major that installs it. */
+async function sourceKey(): Promise<string> {
+  const hash = createHash('sha256').update(`node ${process.versions.node.split('.')[0]}\n`)
+  const top = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE', 'CHANGELOG.md']
+  const files = [...top.map((f) => join(repoRoot, f)), ...(await listFiles(join(repoRoot, 'lib'))), ...(await listFiles(join(repoRoot, 'plugins')))]
+  for (const file of files.sort()) {
+    if (!existsSync(file)) continue
+    hash.update(relative(repoRoot, file)).update('\0').update(await readFile(file)).update('\0')
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+const cachePrefix = 'fastify-actions-pack-'
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Removes cached installs of other source states once they are an hour old. */
+async function pruneOld(keep: string): Promise<void> {
+  for (const name of await readdir(tmpdir())) {
+    if (!name.startsWith(cachePrefix) || name.startsWith(keep)) continue
+    const path = join(tmpdir(), name)
+    const info = await stat(path).catch(() => undefined)
+    if (info && Date.now() - info.mtimeMs > 3_600_000) await rm(path, { recursive: true, force: true })
+  }
+}
+
+async function build(dir: string): Promise<PackedInstall> {
+  await rm(dir, { recursive: true, force: true })
+  const packDir = join(dir, 'tarball')
+  const project = join(dir, 'project')
+  await mkdir(packDir, { recursive: true })
+  await mkdir(project, { recursive: true })
+
+  let started = Date.now()
+  const packed = await mustRun('npm', ['pack', '--json', '--pack-destination', packDir], repoRoot)
+  const packMs = Date.now() - started
+  // prepack's output comes before the JSON on stdout.
+  const json = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[\n'))) as Array<{ filename: string; size: number; files: Array<{ path: string }> }>
+  const info = json[0]!
+  const tarball = join(packDir, info.filename)
+
+  started = Date.now()
+  await mustRun('npm', ['init', '-y'], project)
+  const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as Record<string, unknown>
+  await writeFile(join(project, 'package.json'), JSON.stringify({ ...manifest, type: 'module' }, null, 2) + '\n')
+  await mustRun('npm', ['install', tarball, ...userInstall], project)
+  const installMs = Date.now() - started
+
+  const result: PackedInstall = { project, tarball, files: info.files.map((f) => f.path), size: info.size, packMs, installMs }
+  await writeFile(join(dir, 'ready.json'), JSON.stringify(result, null, 2))
+  return result
+}
+
+let memo: Promise<PackedInstall> | undefined
+
+/** The packed and installed package for the current sources (built on first use, then reused). */
+export function packAndInstall(): Promise<PackedInstall> {
+  memo ??= (async () => {
+    const key = await sourceKey()
+    const dir = join(tmpdir(), cachePrefix + key)
+    const ready = join(dir, 'ready.json')
+    const lock = `${dir}.lock`
+    await pruneOld(cachePrefix + key)
+    for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
+      if (existsSync(ready)) return JSON.parse(await readFile(ready, 'utf8')) as PackedInstall
+      try {
+        await mkdir(lock)
+      } catch {
+        // Another test file is packing these same sources: wait for it (a lock older than 10 minutes is stale).
+        const info = await stat(lock).catch(() => undefined)
+        if (info && Date.now() - info.mtimeMs > 600_000) await rm(lock, { recursive: true, force: true })
+        await sleep(1000)
+        continue
+      }
+      try {
+        return await build(dir)
+      } finally {
+        await rm(lock, { recursive: true, force: true })
+      }
+    }
+    throw new Error(`timed out waiting for ${lock}`)
+  })()
+  return memo
+}
+
+/** The repo's own bin (publint, attw), run on the running Node. */
+export function repoBin(name: string): string {
+  return join(repoRoot, 'node_modules', '.bin', name)
+}

@@ -81,5 +81,6 @@ export type {
 } from '../plugins/config.js'
 export type { Middleware, MiddlewareContext } from '../plugins/middleware.js'
 export type { ActionsRequest, RestRequestContext } from '../plugins/request-scope.js'
+export type { TokenSigner } from '../plugins/auth.js'
 /** The contract of a custom `rateLimiting.store` (the store of @fastify/rate-limit). */
 export type { FastifyRateLimitStore as RateLimitStore, FastifyRateLimitStoreCtor as RateLimitStoreConstructor } from '@fastify/rate-limit'

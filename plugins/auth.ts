@@ -10,6 +10,14 @@ import { Ok } from '../lib/result.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
 
+/** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
+export interface TokenSigner {
+  /** Signs claims with `auth.secret` (HMAC algorithms only). `expiresIn`: seconds, or a string such as '15m'. */
+  sign(payload: Record<string, unknown>, options?: { expiresIn?: number | string; notBefore?: number | string }): string
+  /** Verifies a token as a protected action would (signature, algorithm, `exp`, `nbf`); throws when it is not valid. */
+  verify<T extends Record<string, unknown> = Record<string, unknown>>(token: string): T
+}
+
 export interface AuthPluginOptions {
   auth: ResolvedAuth
   engine: Engine
@@ -125,7 +133,7 @@ function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSit
  * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
  * the token from the same place (one lookup for both).
  */
-export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<void> {
+export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<TokenSigner> {
   const lookup = tokenLookup(auth)
   // The user's app may already have @fastify/cookie: registering it twice would fail.
   if (auth.method === 'cookie' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
@@ -146,4 +154,9 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
   const allowed = new Set(allowedOrigins)
   const crossSiteGuard = auth.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request, allowed) : undefined
   engine.setAuthenticator(createAuthenticator(app, lookup, crossSiteGuard))
+  const { jwt } = app
+  return {
+    sign: (payload, options) => jwt.sign(payload, options as Parameters<typeof jwt.sign>[1]),
+    verify: <T extends Record<string, unknown>>(token: string) => jwt.verify<T>(token),
+  }
 }

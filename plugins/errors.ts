@@ -51,6 +51,8 @@ export interface ErrorEnvelopeOptions {
   /** The base URL the 404 message names, prefix included. */
   baseUrl: string
   diagnostics: Diagnostics
+  /** Whether to answer unmatched routes of this prefix with the 404 envelope. */
+  notFound: boolean
 }
 
 /** A 500's real error: in Fastify's log (with the request id) and the diagnostics, never in the answer. */
@@ -64,7 +66,7 @@ function logServerError(request: FastifyRequest, error: Error, status: number, d
  * The error and 404 envelopes, installed before any route of the context they serve: Fastify
  * fixes a route's error handler when the route is defined, so one installed later would miss them.
  */
-export function installErrorEnvelope(app: FastifyInstance, { baseUrl, diagnostics }: ErrorEnvelopeOptions): void {
+export function installErrorEnvelope(app: FastifyInstance, { baseUrl, diagnostics, notFound: answerNotFound }: ErrorEnvelopeOptions): void {
   const notFound = fail.routeNotFound(baseUrl)
   const notFoundBody = errorEnvelope(notFound.error)
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -74,6 +76,7 @@ export function installErrorEnvelope(app: FastifyInstance, { baseUrl, diagnostic
     reply.removeHeader('content-length')
     reply.code(answer.status).type('application/json; charset=utf-8').send(errorEnvelope(answer.message, answer.data))
   })
+  if (!answerNotFound) return
   app.setNotFoundHandler((_request, reply) => {
     reply.code(statusOf(notFound)).send(notFoundBody)
   })

@@ -138,7 +138,7 @@ async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): 
     try {
       app.decorate('fetch', createFetch(app))
       closeConnectionsWhenDrained(app)
-      const handle = await mountActions(app, core)
+      const handle = await mountActions(app, core, true)
       rest = { app: app as ActionsApp, config: config.rest, addMiddleware: handle.addMiddleware }
     } catch (error) {
       // A plugin refused its options: close what was built, and leave nothing reachable through getContext().

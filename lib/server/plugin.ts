@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
-import { setupAuth } from '../../plugins/auth.js'
+import { setupAuth, type TokenSigner } from '../../plugins/auth.js'
 import { setupCors } from '../../plugins/cors.js'
 import { installErrorEnvelope } from '../../plugins/errors.js'
 import { MiddlewareRegistry, setupMiddleware, type Middleware } from '../../plugins/middleware.js'
@@ -40,6 +40,8 @@ export interface ActionsHandle<TDB = unknown> {
   readonly fetch: FetchFunction
   /** Middleware for this registration's routes, run before the services endpoint. */
   addMiddleware(path: string, fn: Middleware): void
+  /** The registration's JWT signer and verifier; present only when `auth` is configured. */
+  readonly jwt?: TokenSigner
 }
 
 /** True when Fastify was created with a logger (`logger: false` gives a no-op one without a level). */
@@ -97,21 +99,23 @@ const registrations = new WeakMap<object, Map<string, ActionsHandle<any>>>()
  * added to `app` itself: with `createServer` that is the root (so custom routes get them too), with
  * the plugin it is the plugin's own encapsulated context (so the user's other routes do not).
  */
-export async function mountActions(app: FastifyInstance, core: Core): Promise<ActionsHandle<any>> {
+export async function mountActions(app: FastifyInstance, core: Core, ownsApp: boolean): Promise<ActionsHandle<any>> {
   const { config, context, engine } = core
   const rest = config.rest
   if (!rest) throw new ErrConfig('fastify-actions: rest is required to serve actions')
   const logger = loggerFor(config, app)
   const diagnostics = scoped(core, rest.diagnostics, logger)
 
-  installErrorEnvelope(app, { baseUrl: `${app.prefix}${rest.baseUrl}`, diagnostics })
+  // Fastify has one 404 handler per prefix: a plugin registered without a prefix leaves the app's to its owner.
+  const notFound = ownsApp || app.prefix !== ''
+  installErrorEnvelope(app, { baseUrl: `${app.prefix}${rest.baseUrl}`, diagnostics, notFound })
   setupRequestScope(app, context)
   if (rest.cors) await setupCors(app, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
   if (rest.rateLimiting) await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics })
   const middleware = new MiddlewareRegistry()
   setupMiddleware(app, middleware, context)
-  if (config.auth) await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins })
+  const jwt = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
   const uploads = setupUploads({ settings: rest.uploads, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, multipart: uploads })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName })
@@ -123,6 +127,7 @@ export async function mountActions(app: FastifyInstance, core: Core): Promise<Ac
     config,
     fetch: createFetch(app),
     addMiddleware: (path: string, fn: Middleware) => middleware.add(path, fn),
+    jwt,
   })
   let byPrefix = registrations.get(app.server)
   if (!byPrefix) registrations.set(app.server, (byPrefix = new Map()))
@@ -130,13 +135,22 @@ export async function mountActions(app: FastifyInstance, core: Core): Promise<Ac
   return handle
 }
 
-/** The plugin's own onBoot must finish inside Fastify's `pluginTimeout`, or Fastify cuts it with an unrelated error. */
-function checkBootWait(app: FastifyInstance, config: ResolvedConfig): void {
+/**
+ * The plugin's onBoot runs inside Fastify's `pluginTimeout`, which would cut it with an unrelated
+ * error. Unless `maxWaitTime` was set, the deadline is the default or just under `pluginTimeout`,
+ * whichever is shorter; a `maxWaitTime` set beyond it is refused at once.
+ */
+function bootWait(app: FastifyInstance, config: ResolvedConfig, explicit: boolean): ResolvedConfig {
   const pluginTimeout = Number(app.initialConfig.pluginTimeout ?? 10_000)
-  if (!config.onBoot || pluginTimeout === 0 || config.onBoot.maxWaitTime < pluginTimeout) return
-  throw new ErrConfig(
-    `fastify-actions: onBoot.maxWaitTime (${config.onBoot.maxWaitTime} ms) must be shorter than Fastify's pluginTimeout (${pluginTimeout} ms): pass a larger pluginTimeout to Fastify()`,
-  )
+  if (!config.onBoot || pluginTimeout === 0) return config
+  const room = pluginTimeout - 100
+  if (config.onBoot.maxWaitTime <= room) return config
+  if (explicit) {
+    throw new ErrConfig(
+      `fastify-actions: onBoot.maxWaitTime (${config.onBoot.maxWaitTime} ms) must be shorter than Fastify's pluginTimeout (${pluginTimeout} ms): pass a larger pluginTimeout to Fastify()`,
+    )
+  }
+  return Object.freeze({ ...config, onBoot: Object.freeze({ ...config.onBoot, maxWaitTime: Math.max(1, room) }) })
 }
 
 /**
@@ -146,11 +160,10 @@ function checkBootWait(app: FastifyInstance, config: ResolvedConfig): void {
  * `ready()` with a coded error when `onBoot` fails. Reach it with `getActions(app, prefix)`.
  */
 export const fastifyActions: FastifyPluginAsync<ServerConfig<any>> = async function fastifyActions(app, options) {
-  const config = resolveConfig(options, { baseUrl: '', allowedOrigins: [] })
-  checkBootWait(app, config)
+  const config = bootWait(app, resolveConfig(options, { baseUrl: '', allowedOrigins: [] }), options.onBoot?.maxWaitTime !== undefined)
   const core = buildCore(config, loggerFor(config, app))
   if (config.onBoot) await runOnBoot(config.onBoot, core.context)
-  await mountActions(app, core)
+  await mountActions(app, core, false)
 }
 
 /**

@@ -1,0 +1,148 @@
+/**
+ * Every ```ts sample of README.md and docs/*.md, type-checked with `tsc --strict` as a user's own
+ * module in a project where the packed tarball is installed (not against the repo's sources).
+ * A sample that is deliberately partial is fenced ```ts nocheck (keep those rare).
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import t from 'tap'
+import { packAndInstall, repoRoot, run } from '../helpers/pack.js'
+
+t.setTimeout(900_000)
+
+interface Sample {
+  /** Where it is: `docs/auth.md:42` (the line of the opening fence). */
+  where: string
+  file: string
+  code: string
+  nocheck: boolean
+}
+
+async function collectSamples(): Promise<Sample[]> {
+  const docs = (await readdir(join(repoRoot, 'docs'))).filter((name) => name.endsWith('.md')).sort()
+  const pages = ['README.md', ...docs.map((name) => `docs/${name}`)]
+  const samples: Sample[] = []
+  for (const page of pages) {
+    const lines = (await readFile(join(repoRoot, page), 'utf8')).split('\n')
+    let open: { start: number; info: string; body: string[] } | undefined
+    let fenced = false
+    lines.forEach((line, index) => {
+      const fence = /^\s*```(.*)$/.exec(line)
+      if (!fence) {
+        open?.body.push(line)
+        return
+      }
+      if (open) {
+        const n = samples.length + 1
+        const name = page.replace(/^docs\//, '').replace(/\.md$/, '').replace(/[^a-z0-9]+/gi, '-')
+        samples.push({ where: `${page}:${open.start}`, file: `${String(n).padStart(2, '0')}-${name}-l${open.start}.ts`, code: open.body.join('\n'), nocheck: /\bnocheck\b/.test(open.info) })
+        open = undefined
+      } else if (fenced) {
+        fenced = false
+      } else if (/^(ts|typescript)\b/.test(fence[1]!.trim())) {
+        open = { start: index + 1, info: fence[1]!, body: [] }
+      } else {
+        fenced = true
+      }
+    })
+  }
+  return samples
+}
+
+/** Bare package names a sample imports (`zod`, `@electric-sql/pglite`, `drizzle-orm/pglite` → `drizzle-orm`). */
+function importedPackages(code: string): string[] {
+  const names = new Set<string>()
+  for (const match of code.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)) {
+    const spec = match[1]!
+    if (spec.startsWith('node:')) continue
+    names.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
+  }
+  return [...names]
+}
+
+/** `file(line,col): error TSnnnn: message` lines of tsc (continuation lines joined), by sample, with docs line numbers. */
+function parseErrors(stdout: string, samples: Sample[]): Map<string, string[]> {
+  const errors = new Map<string, string[]>()
+  let last: string[] | undefined
+  for (const line of stdout.split('\n')) {
+    const match = /^(\S+\.ts)\((\d+),\d+\): (error TS\d+: .*)$/.exec(line)
+    if (match) {
+      const sample = samples.find((s) => s.file === match[1])
+      const key = sample ? sample.where : match[1]!
+      const [page, fence] = (sample?.where ?? `${match[1]}:0`).split(':')
+      last = errors.get(key) ?? []
+      last.push(`${page}:${Number(fence) + Number(match[2])}: ${match[3]}`)
+      errors.set(key, last)
+    } else if (last && /^\s/.test(line) && line.trim()) {
+      last[last.length - 1] += ` ${line.trim()}`
+    }
+  }
+  return errors
+}
+
+/** Type packages for imports that ship none. */
+const typesFor: Record<string, string> = { pg: '@types/pg' }
+
+t.test('every docs sample type-checks against the packed declarations', async (t) => {
+  const packed = await packAndInstall()
+  const samples = await collectSamples()
+  const checked = samples.filter((s) => !s.nocheck)
+  t.ok(checked.length >= 10, `${checked.length} samples to check (${samples.length - checked.length} marked nocheck)`)
+
+  // The samples live in their own folder of the user's project: packages a page asks the reader to
+  // install (zod, PGlite, ioredis, …) go there, so the main project keeps proving that none of
+  // them comes with fastify-actions.
+  const dir = join(packed.project, 'samples')
+  await mkdir(dir, { recursive: true })
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'docs-samples', private: true, type: 'module' }, null, 2) + '\n')
+  const wanted = new Set<string>()
+  for (const sample of checked) {
+    for (const name of importedPackages(sample.code)) {
+      if (existsSync(join(packed.project, 'node_modules', name, 'package.json'))) continue
+      wanted.add(name)
+      if (typesFor[name]) wanted.add(typesFor[name])
+    }
+  }
+  const missing = [...wanted].filter((name) => !existsSync(join(dir, 'node_modules', name, 'package.json'))).sort()
+  if (missing.length > 0) {
+    const install = await run('npm', ['install', ...missing], { cwd: dir })
+    t.equal(install.code, 0, `installed what the pages import: ${missing.join(', ')}`, { stderr: install.stderr })
+  }
+
+  for (const name of await readdir(dir)) if (name.endsWith('.ts')) await rm(join(dir, name))
+  for (const sample of checked) await writeFile(join(dir, sample.file), `${sample.code}\n\nexport {}\n`)
+  await writeFile(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        lib: ['ES2023', 'DOM', 'DOM.Iterable'],
+        types: ['node'],
+        strict: true,
+        noEmit: true,
+        // The declarations themselves are checked with skipLibCheck off in pack.test.ts.
+        skipLibCheck: true,
+      },
+      include: ['*.ts'],
+    }),
+  )
+  const tsc = join(packed.project, 'node_modules', 'typescript', 'bin', 'tsc')
+  const errors = new Map<string, string[]>()
+  // tsc reports only syntax errors while any file has one: set such samples aside and check the rest.
+  for (let round = 0; round < 5; round++) {
+    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, timeout: 300_000 })
+    t.ok(result.code === 0 || /error TS\d+/.test(result.stdout), 'tsc ran to the end', { code: result.code, stderr: result.stderr })
+    const found = parseErrors(result.stdout, checked)
+    for (const [key, lines] of found) errors.set(key, lines)
+    const syntax = checked.filter((s) => found.get(s.where)?.some((line) => /error TS1\d{3}:/.test(line)))
+    if (syntax.length === 0) break
+    for (const sample of syntax) await rm(join(dir, sample.file))
+  }
+  for (const sample of checked) t.same(errors.get(sample.where) ?? [], [], `${sample.where} type-checks`)
+  const elsewhere = [...errors.keys()].filter((key) => !checked.some((s) => s.where === key))
+  t.same(elsewhere, [], 'no error outside the samples')
+  t.comment(`${checked.length} samples checked, ${errors.size} failing`)
+})

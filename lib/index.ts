@@ -40,7 +40,7 @@ export {
   type Resources,
 } from './context.js'
 export type { AuthResult } from './auth.js'
-export { DEFAULTS, type CoreConfig, type OnBootConfig } from './config.js'
+export { DEFAULTS, type CoreConfig, type OnBootConfig, type ResolvedCoreConfig } from './config.js'
 export { createEngine, type Engine, type EngineOptions, type Authenticator } from './engine.js'
 export { toExternalResponse, type ExternalRequest, type ExternalResponse, type Intent } from './envelope.js'
 export {
@@ -57,7 +57,7 @@ export { messages } from './messages.js'
 export type { LogEntry, ServiceLogger } from './logger.js'
 export type { ValidationSchema, InferInput, ValidationIssue } from './validation.js'
 export type { StandardSchemaV1 } from './standard-schema.js'
-export type { UploadsConfig } from './uploads/config.js'
+export type { UploadLimits, UploadSettings, UploadsConfig } from './uploads/config.js'
 export { detectMimeType } from './uploads/mime.js'
 export type { UploadPayload } from './uploads/form.js'
 export { handleError, type HandleErrorParams } from './handle-error.js'
@@ -77,10 +77,13 @@ export type {
   FastifyOptions,
   RateLimitConfig,
   RateLimitRedis,
+  RateLimitStore,
+  RateLimitStoreConstructor,
+  ResolvedAuth,
+  ResolvedRateLimit,
+  ResolvedRest,
   RestConfig,
 } from '../plugins/config.js'
 export type { Middleware, MiddlewareContext } from '../plugins/middleware.js'
 export type { ActionsRequest, RestRequestContext } from '../plugins/request-scope.js'
 export type { TokenSigner } from '../plugins/auth.js'
-/** The contract of a custom `rateLimiting.store` (the store of @fastify/rate-limit). */
-export type { FastifyRateLimitStore as RateLimitStore, FastifyRateLimitStoreCtor as RateLimitStoreConstructor } from '@fastify/rate-limit'

@@ -1,5 +1,4 @@
 import type { FastifyRequest, FastifyServerOptions } from 'fastify'
-import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import { DEFAULTS, configError, optionalBoolean, positiveInteger } from '../lib/config.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
@@ -24,6 +23,20 @@ export interface RateLimitRedis {
   defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void
 }
 
+/**
+ * A custom rate-limit store: the contract of @fastify/rate-limit's `store`, written out here so that
+ * fastify-actions' public types do not pull in that plugin's global augmentation of Fastify.
+ */
+export interface RateLimitStore {
+  incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void
+  child(routeOptions: Record<string, unknown> & { path: string; prefix: string }): RateLimitStore
+}
+
+/** `new Store(options)`: what `rateLimiting.store` takes. */
+export interface RateLimitStoreConstructor {
+  new (options: { timeWindow?: number | string; max?: unknown; [key: string]: unknown }): RateLimitStore
+}
+
 export interface RateLimitConfig {
   windowMs?: number
   limit?: number
@@ -31,7 +44,7 @@ export interface RateLimitConfig {
   /** The request header whose value is the client key; rate limiting is on only when it is set. */
   limitingHeader: string
   /** A custom @fastify/rate-limit store constructor (`new Store(options)` with `incr`, `child`); wins over `redis`. */
-  store?: FastifyRateLimitStoreCtor
+  store?: RateLimitStoreConstructor
   /** An ioredis client: counters shared by every instance that uses the same Redis. */
   redis?: RateLimitRedis
   diagnostics?: boolean
@@ -114,7 +127,7 @@ export interface ResolvedRateLimit {
   readonly standardHeaders: boolean
   /** Lower-cased. */
   readonly limitingHeader: string
-  readonly store?: FastifyRateLimitStoreCtor
+  readonly store?: RateLimitStoreConstructor
   readonly redis?: RateLimitRedis
   readonly diagnostics?: boolean
 }

@@ -54,7 +54,8 @@ export async function setupRateLimit(app: FastifyInstance, { config, diagnostics
     options.addHeadersOnExceeding = draftHeadersOff
     options.addHeaders = { ...draftHeadersOff, 'retry-after': false }
   }
-  if (config.store) options.store = config.store
+  // The structural store type of plugins/config.ts is the plugin's own contract, written out.
+  if (config.store) options.store = config.store as unknown as NonNullable<LimiterOptions['store']>
   else if (config.redis) options.redis = config.redis
   await app.register(fastifyRateLimit, options)
 

@@ -112,6 +112,11 @@ export async function createRestApp({ engine, context, config, rest, diagnostics
       bodyLimit,
       multipart: setupUploads({ config: rest.uploads, diagnostics, logger: config.resources?.logger }),
     })
+    // 8. MCP, loaded only when enabled: the SDK costs nothing otherwise.
+    if (rest.mcp?.enabled === true) {
+      const { mcpPlugin } = await import('../plugins/mcp.js')
+      await app.register(mcpPlugin, { engine, context, baseUrl, bodyLimit, config: rest.mcp, diagnostics })
+    }
     if (rest.enableStatus === true) await app.register(statusPlugin, { serverName: config.serverName })
   } catch (error) {
     // A plugin refused its options: close what was built, then let createServer throw.

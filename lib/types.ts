@@ -39,7 +39,7 @@ export interface Action<TInput = any, TOutput = unknown> {
   handler: ActionHandler<TInput, TOutput>
   isProtected?: boolean
   accessControl?: string[]
-  visibility?: { rest?: boolean; rpc?: boolean }
+  visibility?: { rest?: boolean; rpc?: boolean; mcp?: boolean }
   hooks?: ActionHooks
   meta?: Record<string, unknown>
   isSpecial?: ActionSpecial
@@ -209,6 +209,7 @@ export interface RestConfig {
   cors?: CorsConfig
   uploads?: UploadsConfig
   discovery?: DiscoveryConfig
+  mcp?: import('../plugins/mcp.js').McpConfig
   /** Largest JSON body in bytes (default 1 MiB); a larger one is a 413 envelope. */
   bodyLimit?: number
   /** Longest time in ms to receive a whole request, headers and body (default 30000); a slower client gets a 408. */

@@ -110,7 +110,21 @@ export const authPlugin = fp<AuthPluginOptions>(
     await app.register(fastifyJwt, jwtOptions)
     const allowed = new Set(allowedOrigins)
     const crossSiteGuard = options.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request.headers, allowed) : undefined
-    engine.setAuthenticator(createAuthenticator(app, lookup, crossSiteGuard))
+    const authenticator = createAuthenticator(app, lookup, crossSiteGuard)
+    engine.setAuthenticator(authenticator)
+    authenticators.set(engine, authenticator)
   },
   { name: 'fastify-actions-auth', fastify: '5.x' },
 )
+
+// --- For other endpoints: the same verification for a whole route (plugins/mcp.ts, `requireAuth`) ---
+
+const authenticators = new WeakMap<Engine, Authenticator>()
+
+/**
+ * The authenticator the auth plugin gave `engine` (undefined without `config.auth`). Called inside a
+ * request's scope, it verifies that request's token as a protected action would and stores its identity.
+ */
+export function authenticatorOf(engine: Engine): Authenticator | undefined {
+  return authenticators.get(engine)
+}

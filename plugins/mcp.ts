@@ -1,0 +1,164 @@
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { ServerContext } from '../lib/context.js'
+import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
+import type { Engine } from '../lib/engine.js'
+import { failure, statusOf } from '../lib/envelope.js'
+import { createToolRegistry, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
+import { messages } from '../lib/messages.js'
+import { authenticatorOf } from './auth.js'
+
+/** `rest.mcp`: the Model Context Protocol endpoint, off unless `enabled`. */
+export interface McpConfig {
+  /** Default false. */
+  enabled?: boolean
+  /** The endpoint's path, used as given (default `{baseUrl}/mcp`). */
+  path?: string
+  /** Server name announced at `initialize` (default: this package's name). */
+  name?: string
+  /** Server version announced at `initialize` (default: this package's version). */
+  version?: string
+  /** Require a valid JWT (as protected actions do) for every request to the endpoint (default false). */
+  requireAuth?: boolean
+}
+
+export interface McpPluginOptions {
+  engine: Engine
+  context: ServerContext<any>
+  baseUrl: string
+  bodyLimit: number
+  config: McpConfig
+  diagnostics: Diagnostics
+}
+
+/** The endpoint's path: `config.path` with a leading and no trailing slash, else `{baseUrl}/mcp`. */
+export function mcpPathOf(baseUrl: string, config: McpConfig | undefined): string {
+  const path = config?.path?.trim().replace(/\/+$/, '')
+  if (!path) return `${baseUrl}/mcp`
+  return path.startsWith('/') ? path : `/${path}`
+}
+
+/** This package's own name and version: the nearest package.json above this file (source, dist or node_modules). */
+function packageIdentity(): { name: string; version: string } {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    try {
+      const { name, version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown }
+      if (typeof name === 'string' && typeof version === 'string') return { name, version }
+    } catch {
+      // no package.json here (or not JSON): look one level up
+    }
+    const parent = dirname(dir)
+    if (parent === dir) return { name: 'fastify-actions', version: '0.0.0' }
+    dir = parent
+  }
+}
+
+/** A body the MCP route's own JSON parser could not read: answered as JSON-RPC, not as the envelope's 400. */
+class UnreadableBody {
+  constructor(readonly reason: string) {}
+}
+
+/** JSON-RPC's implementation-defined server error, the code the SDK's own HTTP answers use. */
+const SERVER_ERROR = -32000
+
+function jsonRpcError(code: number, message: string) {
+  return { jsonrpc: '2.0' as const, error: { code, message }, id: null }
+}
+
+/**
+ * One low-level MCP `Server` per request (stateless: any instance answers any request) over the tool
+ * list built at boot. A tool call runs `engine.executeAction` in the HTTP request's scope, so auth,
+ * rate limits, hooks, validation and timeouts are those of `intent: execute`.
+ */
+function createMcpServer(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator): Server {
+  const { engine, context, diagnostics } = options
+  const server = new Server(identity, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: validator })
+  const listed = { tools: registry.tools }
+  server.setRequestHandler(ListToolsRequestSchema, () => listed)
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const target = registry.targets.get(request.params.name)
+    // The MCP specification lists an unknown tool among protocol errors (-32602), not tool results.
+    if (!target) throw new McpError(ErrorCode.InvalidParams, messages.mcpUnknownTool(request.params.name))
+    try {
+      const result = await engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context)
+      return toToolResult(result, target)
+    } catch (error) {
+      // The engine never throws; this is the adapter's own fault (a value JSON cannot write): the 500 rule.
+      diagnostics.error('mcp.callTool', `${target.service}.${target.action}: ${errorMessage(error)}`)
+      return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+    }
+  })
+  return server
+}
+
+/** `reply.hijack()` forgets headers set with `reply.header()` (CORS, rate limit): hand them to the raw response. */
+function keepHeaders(reply: FastifyReply): void {
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) reply.raw.setHeader(name, value)
+  }
+}
+
+/**
+ * `POST {path}`: MCP's Streamable HTTP transport, stateless, JSON responses. GET (the optional SSE
+ * stream) and DELETE (sessions) answer 405, as the SDK's stateless examples do.
+ */
+export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions): Promise<void> {
+  const { config, context, diagnostics } = options
+  const path = mcpPathOf(options.baseUrl, config)
+  const identity = { ...packageIdentity(), ...(config.name ? { name: config.name } : {}), ...(config.version ? { version: config.version } : {}) }
+  const registry = createToolRegistry(options.engine)
+  const authenticate = config.requireAuth === true ? authenticatorOf(options.engine) : undefined
+  if (config.requireAuth === true && !authenticate) throw new Error(messages.mcpRequireAuthWithoutAuth)
+  // The SDK makes an Ajv instance per Server unless given one; it is used only for elicitation, never here.
+  const validator = new AjvJsonSchemaValidator()
+
+  // This route's own JSON parser: a body it cannot read is answered as JSON-RPC (-32700), not as the envelope.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
+    parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody(error.message) : value))
+  })
+
+  async function handle(request: FastifyRequest, reply: FastifyReply) {
+    if (authenticate) {
+      const auth = await authenticate(context)
+      if (!auth.ok) return reply.code(statusOf(auth)).send(failure(auth.error))
+    }
+    const body = request.body
+    if (body === undefined || body instanceof UnreadableBody) {
+      return reply.code(400).send(jsonRpcError(ErrorCode.ParseError, messages.mcpParseError))
+    }
+    keepHeaders(reply)
+    reply.hijack()
+    const server = createMcpServer(registry, identity, options, validator)
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    reply.raw.on('close', () => {
+      void transport.close()
+      void server.close()
+    })
+    try {
+      await server.connect(transport)
+      await transport.handleRequest(request.raw, reply.raw, body)
+    } catch (error) {
+      diagnostics.error('mcp.handleRequest', errorMessage(error))
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(ErrorCode.InternalError, messages.internal)))
+      } else reply.raw.destroy()
+    }
+  }
+
+  const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header('allow', 'POST').send(jsonRpcError(SERVER_ERROR, messages.mcpMethodNotAllowed))
+
+  app.post(path, { bodyLimit: options.bodyLimit }, handle)
+  app.get(path, notAllowed)
+  app.delete(path, notAllowed)
+}

@@ -220,7 +220,7 @@ t.test('stateless: two instances, a client alternating between them with no affi
   t.ok((hits.get(first.port) ?? 0) >= 4 && (hits.get(second.port) ?? 0) >= 4, `both instances answered (${[...hits.values()].join(' / ')})`)
 })
 
-t.test('off by default: no route, the SDK never loaded for it', async (t) => {
+t.test('off unless enabled: no route (the plugin module is imported only when enabled)', async (t) => {
   const server = await startMcpServer(t, { services, rest: { mcp: { enabled: false } } })
   const raw = await rawPost(server.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))
   t.equal(raw.status, 404)

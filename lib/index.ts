@@ -61,5 +61,6 @@ export * from './db/index.js'
 /** The contract of a custom `rateLimiting.store` (the store of @fastify/rate-limit). */
 export type { FastifyRateLimitStore as RateLimitStore, FastifyRateLimitStoreCtor as RateLimitStoreConstructor } from '@fastify/rate-limit'
 export type { CorsOrigin, CorsRequestContext } from './types.js'
+export type { McpConfig } from '../plugins/mcp.js'
 export { detectMimeType } from './uploads/mime.js'
 export type { UploadPayload } from './uploads/form.js'

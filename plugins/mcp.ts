@@ -6,13 +6,14 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import type { ServerContext } from '../lib/context.js'
+import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Engine } from '../lib/engine.js'
 import { failure, statusOf } from '../lib/envelope.js'
 import { createToolRegistry, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
 import { messages } from '../lib/messages.js'
 import { authenticatorOf } from './auth.js'
+import { requestStoreOf } from './request-scope.js'
 
 /** `rest.mcp`: the Model Context Protocol endpoint, off unless `enabled`. */
 export interface McpConfig {
@@ -127,11 +128,14 @@ export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions)
     parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody(error.message) : value))
   })
 
+  // Before the body is read: an unauthenticated client never gets a megabyte parsed. Route handlers get
+  // their request scope from the request-scope plugin; this hook runs earlier, so it opens it itself.
+  async function requireToken(request: FastifyRequest, reply: FastifyReply) {
+    const auth = await runInRequestScope(requestStoreOf(request, reply), () => authenticate!(context))
+    if (!auth.ok) return reply.code(statusOf(auth)).send(failure(auth.error))
+  }
+
   async function handle(request: FastifyRequest, reply: FastifyReply) {
-    if (authenticate) {
-      const auth = await authenticate(context)
-      if (!auth.ok) return reply.code(statusOf(auth)).send(failure(auth.error))
-    }
     const body = request.body
     if (body === undefined || body instanceof UnreadableBody) {
       return reply.code(400).send(jsonRpcError(ErrorCode.ParseError, messages.mcpParseError))
@@ -158,7 +162,8 @@ export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions)
   const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('allow', 'POST').send(jsonRpcError(SERVER_ERROR, messages.mcpMethodNotAllowed))
 
-  app.post(path, { bodyLimit: options.bodyLimit }, handle)
-  app.get(path, notAllowed)
-  app.delete(path, notAllowed)
+  const onRequest = authenticate ? requireToken : undefined
+  app.post(path, { bodyLimit: options.bodyLimit, onRequest }, handle)
+  app.get(path, { onRequest }, notAllowed)
+  app.delete(path, { onRequest }, notAllowed)
 }

@@ -156,6 +156,9 @@ t.test('requireAuth: no valid token, no MCP at all (a 401 envelope before the SD
   t.equal(refused.status, 401)
   t.same(refused.json, { status: false, message: messages.authFailed(messages.authReasons.missingToken), data: {} })
   await t.rejects(connectClient(t, server.url), { code: 401 }, 'the SDK client cannot connect: an HTTP error')
+  const huge = await rawPost(server.url, JSON.stringify({ junk: 'x'.repeat(2 * 1024 * 1024) }))
+  t.equal(huge.status, 401, 'refused before the body is read (not a 413)')
+  t.equal((await fetch(server.url, { headers: { accept: 'text/event-stream' } })).status, 401, 'GET too')
   const expired = server.app.jwt.sign({ sub: 'agent-7', exp: Math.floor(Date.now() / 1000) - 60 })
   await t.rejects(connectClient(t, server.url, { requestInit: { headers: { authorization: `Bearer ${expired}` } } }), { code: 401 })
 

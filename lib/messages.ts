@@ -98,6 +98,7 @@ export const messages = {
   mcpUnknownTool: (name: string) => `Unknown tool: ${name}`,
   mcpParseError: 'Parse error: Invalid JSON',
   mcpInvalidRequest: (reason: string) => `Invalid Request: ${reason}`,
+  mcpNoBatches: 'JSON-RPC batches are not accepted; send one message per request',
   mcpMethodNotAllowed: 'Method not allowed.',
   mcpRequireAuthWithoutAuth: 'createServer: rest.mcp.requireAuth needs config.auth (the JWT secret to verify tokens with)',
   mcpInputNotObject: (action: string, type: string) =>

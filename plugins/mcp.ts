@@ -8,7 +8,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
-import type { Engine } from '../lib/engine.js'
+import type { Authenticator, Engine } from '../lib/engine.js'
 import { failure, statusOf } from '../lib/envelope.js'
 import { createToolRegistry, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
 import { messages } from '../lib/messages.js'
@@ -62,9 +62,7 @@ function packageIdentity(): { name: string; version: string } {
 }
 
 /** A body the MCP route's own JSON parser could not read: answered as JSON-RPC, not as the envelope's 400. */
-class UnreadableBody {
-  constructor(readonly reason: string) {}
-}
+class UnreadableBody {}
 
 /** JSON-RPC's implementation-defined server error, the code the SDK's own HTTP answers use. */
 const SERVER_ERROR = -32000
@@ -107,8 +105,8 @@ function keepHeaders(reply: FastifyReply): void {
 }
 
 /**
- * `POST {path}`: MCP's Streamable HTTP transport, stateless, JSON responses. GET (the optional SSE
- * stream) and DELETE (sessions) answer 405, as the SDK's stateless examples do.
+ * `POST {path}`: MCP's Streamable HTTP transport, stateless, JSON responses, one message per request.
+ * GET (the optional SSE stream) and DELETE (sessions) answer 405, as the SDK's stateless examples do.
  */
 export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions): Promise<void> {
   const { config, context, diagnostics } = options
@@ -125,13 +123,13 @@ export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions)
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
-    parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody(error.message) : value))
+    parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody() : value))
   })
 
   // Before the body is read: an unauthenticated client never gets a megabyte parsed. Route handlers get
   // their request scope from the request-scope plugin; this hook runs earlier, so it opens it itself.
-  async function requireToken(request: FastifyRequest, reply: FastifyReply) {
-    const auth = await runInRequestScope(requestStoreOf(request, reply), () => authenticate!(context))
+  const requireToken = (verify: Authenticator) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const auth = await runInRequestScope(requestStoreOf(request, reply), () => verify(context))
     if (!auth.ok) return reply.code(statusOf(auth)).send(failure(auth.error))
   }
 
@@ -140,6 +138,9 @@ export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions)
     if (body === undefined || body instanceof UnreadableBody) {
       return reply.code(400).send(jsonRpcError(ErrorCode.ParseError, messages.mcpParseError))
     }
+    // One HTTP request, one message: a batch would run up to 100 tool calls for one rate-limit hit.
+    // MCP removed batching in 2025-06-18; the SDK's client never sends one.
+    if (Array.isArray(body)) return reply.code(400).send(jsonRpcError(ErrorCode.InvalidRequest, messages.mcpInvalidRequest(messages.mcpNoBatches)))
     keepHeaders(reply)
     reply.hijack()
     const server = createMcpServer(registry, identity, options, validator)
@@ -162,7 +163,7 @@ export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions)
   const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('allow', 'POST').send(jsonRpcError(SERVER_ERROR, messages.mcpMethodNotAllowed))
 
-  const onRequest = authenticate ? requireToken : undefined
+  const onRequest = authenticate ? requireToken(authenticate) : undefined
   app.post(path, { bodyLimit: options.bodyLimit, onRequest }, handle)
   app.get(path, { onRequest }, notAllowed)
   app.delete(path, { onRequest }, notAllowed)

@@ -49,6 +49,8 @@ t.test('refused at boot: two actions with one tool name, an input schema that is
     actions: [plain('u', { validation: Type.Union([Type.Object({ a: Type.String() }), Type.Object({ b: Type.Number() })]) })],
   })
   t.match(union.tools[0].inputSchema, { type: 'object', anyOf: [{ type: 'object' }, { type: 'object' }] }, 'a union of objects is an object')
+  const intersect = registryOf({ name: 's', description: '', actions: [plain('i', { validation: { allOf: [Type.Object({ a: Type.String() }), Type.Object({ b: Type.Number() })] } })] })
+  t.match(intersect.tools[0].inputSchema, { type: 'object', allOf: [{ type: 'object' }, { type: 'object' }] }, 'so is an intersection of objects')
 
   const server = startMcpServer(t, { services: [{ name: 's', description: '', actions: [plain('n', { validation: Type.Array(Type.String()) })] }] })
   await t.rejects(server, { message: /action 's\.n' has an input schema 'array'/ }, 'createServer refuses it')

@@ -46,12 +46,12 @@ export function isTool(action: Action): boolean {
 
 /**
  * Tools take an object of arguments (MCP requires `type: "object"`). A schema without a `type` whose
- * `anyOf`/`oneOf` branches are all objects gets `type: "object"` added; any other schema is refused.
+ * `anyOf`/`oneOf`/`allOf` branches are all objects gets `type: "object"` added; any other schema is refused.
  */
 function asObjectSchema(schema: JsonSchema): JsonSchema | undefined {
   if (schema.type === 'object') return schema
   if (schema.type !== undefined) return undefined
-  const branches = (schema.anyOf ?? schema.oneOf) as unknown
+  const branches = (schema.anyOf ?? schema.oneOf ?? schema.allOf) as unknown
   if (Array.isArray(branches) && branches.length > 0 && branches.every((branch) => isPlainObject(branch) && asObjectSchema(branch))) {
     return { type: 'object', ...schema }
   }

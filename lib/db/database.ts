@@ -1,6 +1,7 @@
 import { is } from 'drizzle-orm'
 import { PgDatabase } from 'drizzle-orm/pg-core'
 import { getContext } from '../context.js'
+import { ErrNoDatabase } from '../errors.js'
 import type { DBX } from './types.js'
 
 /** True for a Drizzle PostgreSQL database or transaction (pglite, node-postgres, …). */
@@ -17,4 +18,11 @@ export function contextDatabase(): DBX | undefined {
     return undefined // getContext throws before createServer
   }
   return isDatabase(database) ? database : undefined
+}
+
+/** `dbx`, else the context's database; throws `ErrNoDatabase` naming `caller` when there is neither. */
+export function requireDatabase(dbx: DBX | undefined, caller: string): DBX {
+  const database = dbx ?? contextDatabase()
+  if (!database) throw new ErrNoDatabase(caller)
+  return database
 }

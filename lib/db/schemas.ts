@@ -40,6 +40,11 @@ function numericPattern(column: Column): string {
 /** The schema of one column's value, not counting NULL. `input` is what a write accepts, `row` what a read returns. */
 function valueSchema(column: Column, side: 'input' | 'row'): TSchema {
   if (column.enumValues && column.enumValues.length > 0) return Type.Enum([...column.enumValues])
+  return pgTypeSchema(column, side) ?? dataTypeSchema(column, side)
+}
+
+/** The schema of a PostgreSQL column type the framework knows, with its bounds; undefined for any other. */
+function pgTypeSchema(column: Column, side: 'input' | 'row'): TSchema | undefined {
   const extra = column as Column & { length?: number; dimensions?: number; baseColumn?: Column }
   switch (column.columnType) {
     case 'PgUUID':
@@ -77,6 +82,11 @@ function valueSchema(column: Column, side: 'input' | 'row'): TSchema {
     case 'PgArray':
       return Type.Array(extra.baseColumn ? nullable(extra.baseColumn, valueSchema(extra.baseColumn, side)) : Type.Unknown())
   }
+  return undefined
+}
+
+/** The schema of any other column, by Drizzle's data type. */
+function dataTypeSchema(column: Column, side: 'input' | 'row'): TSchema {
   switch (column.dataType) {
     case 'string':
       return Type.String()

@@ -1,6 +1,5 @@
-import { ErrNoDatabase } from '../errors.js'
 import type { ErrResult, Result } from '../result.js'
-import { contextDatabase } from './database.js'
+import { requireDatabase } from './database.js'
 import type { DBParams } from './types.js'
 
 /** Thrown inside the transaction to roll it back; carries the Err the caller gets. */
@@ -20,8 +19,7 @@ export function createTransactionVariant<P extends DBParams, T>(
   fn: (params: P) => Result<T, string> | Promise<Result<T, string>>,
 ): (params: P) => Promise<Result<T, string>> {
   return async (params) => {
-    const dbx = params.dbx ?? contextDatabase()
-    if (!dbx) throw new ErrNoDatabase('createTransactionVariant')
+    const dbx = requireDatabase(params.dbx, 'createTransactionVariant')
     try {
       return await dbx.transaction(async (tx) => {
         const result = await fn({ ...params, dbx: tx })

@@ -21,6 +21,7 @@ import { renderSvg } from './svg.js'
 import {
   CORS_HEADERS,
   expectedBody,
+  OWN_ONLY,
   requestOf,
   SERVERS,
   WORKLOADS,
@@ -49,7 +50,8 @@ const publish = !quick && env.BENCH_OUT === undefined
 
 /** Why a server cannot take part in a workload, before it is even started. */
 function skipReason(workload: WorkloadName, server: ServerName): string | undefined {
-  if (server !== 'fastify-actions') return undefined
+  if (server !== 'fastify-actions') return OWN_ONLY[workload]
+  if (workload === 'mcp-call' && !existsSync(join(ROOT, 'plugins/mcp.ts'))) return 'MCP plugin missing'
   if (workload === 'execute-protected' && !existsSync(join(ROOT, 'plugins/auth.ts'))) return 'auth plugin missing'
   if (workload === 'upload-1mb' && !existsSync(join(ROOT, 'plugins/uploads.ts'))) return 'uploads plugin missing'
   return undefined

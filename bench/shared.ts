@@ -25,8 +25,10 @@ export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
   'access-control-max-age': '600',
 }
 
-export const WORKLOADS = ['execute-small', 'execute-hooks', 'explore-all', 'execute-protected', 'upload-1mb'] as const
+export const WORKLOADS = ['execute-small', 'execute-hooks', 'explore-all', 'execute-protected', 'upload-1mb', 'mcp-call'] as const
 export type WorkloadName = (typeof WORKLOADS)[number]
+/** Workloads only fastify-actions serves: the peers skip them with this reason. */
+export const OWN_ONLY: Partial<Record<WorkloadName, string>> = { 'mcp-call': 'no MCP endpoint (fastify-actions only)' }
 export const SERVERS = ['fastify-actions', 'fastify-bare', 'hono-zod', 'moleculer', 'node-http'] as const
 export type ServerName = (typeof SERVERS)[number]
 
@@ -38,6 +40,10 @@ export const ACTION_OF = {
 } as const
 
 export const TASK = { title: 'Write the benchmark harness', count: 42 }
+
+/** `mcp-call`: one stateless MCP `tools/call` of tasks.echo (tool `tasks_echo`) on `{baseUrl}/mcp`. */
+export const MCP_PATH = `${BASE_URL}/mcp`
+export const MCP_CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tasks_echo', arguments: TASK } }
 
 /** What `explore` with `*`/`*` lists: the services every server pretends to host. */
 export const SERVICE_LISTING = [
@@ -212,6 +218,11 @@ export function requestOf(workload: WorkloadName, token = benchToken()): BenchRe
       return jsonRequest({ intent: 'execute', service: 'tasks', action: 'secure', payload: TASK }, { authorization: `Bearer ${token}` })
     case 'explore-all':
       return jsonRequest({ intent: 'explore', service: '*', action: '*', payload: {} })
+    case 'mcp-call':
+      return {
+        ...jsonRequest(MCP_CALL, { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }),
+        path: MCP_PATH,
+      }
     case 'upload-1mb':
       return {
         method: 'POST',
@@ -233,6 +244,8 @@ export function expectedBody(workload: WorkloadName): string {
       return JSON.stringify(exploreAll())
     case 'upload-1mb':
       return JSON.stringify(envelope(true, executed('files', 'upload'), { name: UPLOAD.name, size: UPLOAD.size, type: UPLOAD.type }))
+    case 'mcp-call':
+      return JSON.stringify({ result: { content: [{ type: 'text', text: JSON.stringify(TASK) }] }, jsonrpc: '2.0', id: 1 })
   }
 }
 

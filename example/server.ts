@@ -37,6 +37,7 @@ const server = await createServer({
     allowedOrigins: ['http://localhost:3000'],
     enableStatus: true,
     discovery: { enabled: true },
+    mcp: { enabled: true },
   },
 })
 
@@ -47,6 +48,7 @@ try {
   await database.close()
   process.exit(1)
 }
+console.log(`MCP (Streamable HTTP): http://${host}:${port}/api/mcp`)
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

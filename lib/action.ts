@@ -34,7 +34,8 @@ export interface Action<TInput = any, TOutput = unknown> {
   handler: ActionHandler<TInput, TOutput>
   isProtected?: boolean
   accessControl?: string[]
-  visibility?: { rest?: boolean; rpc?: boolean }
+  /** `rest: false` hides the action from explore/schema (it can still be executed) and from MCP; `mcp: false` hides it from MCP only. */
+  visibility?: { rest?: boolean; rpc?: boolean; mcp?: boolean }
   hooks?: ActionHooks
   meta?: Record<string, unknown>
   isSpecial?: ActionSpecial

@@ -1,4 +1,3 @@
-import { messages } from './messages.js'
 
 /** The verified identity of a request: the user, the organization, and every claim of the token. */
 export interface AuthResult {
@@ -26,22 +25,4 @@ export function identityOf(claims: Record<string, unknown>): AuthResult | undefi
   if (userId === undefined) return undefined
   const organizationId = firstClaim(claims, organizationIdClaims)
   return organizationId === undefined ? { userId, claims } : { userId, organizationId, claims }
-}
-
-// fast-jwt's TokenError codes (what @fastify/jwt's `verify` throws), mapped to the reasons a client sees.
-const reasonByCode: Record<string, string> = {
-  FAST_JWT_MALFORMED: messages.authReasons.malformed,
-  FAST_JWT_INVALID_TYPE: messages.authReasons.malformed,
-  FAST_JWT_INVALID_PAYLOAD: messages.authReasons.malformed,
-  FAST_JWT_MISSING_SIGNATURE: messages.authReasons.unsigned,
-  FAST_JWT_INVALID_ALGORITHM: messages.authReasons.algorithm,
-  FAST_JWT_INVALID_SIGNATURE: messages.authReasons.signature,
-  FAST_JWT_EXPIRED: messages.authReasons.expired,
-  FAST_JWT_INACTIVE: messages.authReasons.notYetValid,
-}
-
-/** Why a token failed verification, in words safe to send to the client. */
-export function verificationFailureReason(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code
-  return (typeof code === 'string' && reasonByCode[code]) || messages.authReasons.invalid
 }

@@ -26,6 +26,10 @@ export const DEFAULTS = Object.freeze({
     staticDir: './assets',
     discoveryEnabled: false,
     corsEnabled: true,
+    mcpEnabled: false,
+    /** Under the base URL: `{baseUrl}/mcp`. */
+    mcpPath: '/mcp',
+    mcpRequireAuth: false,
   }),
   cors: Object.freeze({
     credentials: true,

@@ -75,6 +75,7 @@ export type {
   CorsRouteRule,
   DiscoveryConfig,
   FastifyOptions,
+  McpConfig,
   RateLimitConfig,
   RateLimitRedis,
   RateLimitStore,

@@ -90,6 +90,17 @@ export const messages = {
   fileNameTooLong: 'file name too long',
   emptyFile: 'empty file not allowed',
   fileTooSmall: 'file too small',
+  // MCP endpoint (plugins/mcp.ts, lib/mcp/)
+  mcpUnknownTool: (name: string) => `Unknown tool: ${name}`,
+  mcpParseError: 'Parse error: Invalid JSON',
+  mcpInvalidRequest: (reason: string) => `Invalid Request: ${reason}`,
+  mcpNoBatches: 'JSON-RPC batches are not accepted; send one message per request',
+  mcpMethodNotAllowed: 'Method not allowed.',
+  mcpRequireAuthWithoutAuth: 'createServer: rest.mcp.requireAuth needs config.auth (the JWT secret to verify tokens with)',
+  mcpInputNotObject: (action: string, type: string) =>
+    `MCP: action '${action}' has an input schema ${type}; tools take an object of arguments. Give it an object schema or set visibility.mcp: false`,
+  mcpToolNameCollision: (name: string, first: string, second: string) =>
+    `MCP: actions '${first}' and '${second}' both become tool '${name}'; rename one or set visibility.mcp: false on one`,
 } as const
 
 function capitalize(text: string): string {

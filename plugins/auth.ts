@@ -133,7 +133,7 @@ function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSit
  * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
  * the token from the same place (one lookup for both).
  */
-export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<TokenSigner> {
+export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<{ jwt: TokenSigner; authenticate: Authenticator }> {
   const lookup = tokenLookup(auth)
   // The user's app may already have @fastify/cookie: registering it twice would fail.
   if (auth.method === 'cookie' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
@@ -153,10 +153,13 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
   await app.register(fastifyJwt, jwtOptions)
   const allowed = new Set(allowedOrigins)
   const crossSiteGuard = auth.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request, allowed) : undefined
-  engine.setAuthenticator(createAuthenticator(app, lookup, crossSiteGuard))
+  const authenticate = createAuthenticator(app, lookup, crossSiteGuard)
+  engine.setAuthenticator(authenticate)
   const { jwt } = app
-  return {
+  const signer: TokenSigner = {
     sign: (payload, options) => jwt.sign(payload, options as Parameters<typeof jwt.sign>[1]),
     verify: <T extends Record<string, unknown>>(token: string) => jwt.verify<T>(token),
   }
+  // The authenticator also serves whole routes (the MCP endpoint's `requireAuth`).
+  return { jwt: signer, authenticate }
 }

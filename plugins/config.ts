@@ -84,6 +84,28 @@ export interface CorsConfig {
   addCors?: CorsRouteRule[]
 }
 
+/** `rest.mcp`: the Model Context Protocol endpoint, off unless `enabled`. */
+export interface McpConfig {
+  /** Default false. */
+  enabled?: boolean
+  /** The endpoint's path, used as given (default `{baseUrl}/mcp`). */
+  path?: string
+  /** Server name announced at `initialize` (default: this package's name). */
+  name?: string
+  /** Server version announced at `initialize` (default: this package's version). */
+  version?: string
+  /** Require a valid JWT (as protected actions do) for every request to the endpoint (default false). */
+  requireAuth?: boolean
+}
+
+export interface ResolvedMcp {
+  /** Normalised: a leading and no trailing slash. */
+  readonly path: string
+  readonly name?: string
+  readonly version?: string
+  readonly requireAuth: boolean
+}
+
 /**
  * Fastify server options `createServer` passes through (`logger`, `trustProxy`, `genReqId`,
  * `requestIdHeader`, `https`, `http2`…). The plugin ignores them: the app is the user's.
@@ -103,6 +125,8 @@ export interface RestConfig {
   cors?: CorsConfig
   uploads?: UploadsConfig
   discovery?: DiscoveryConfig
+  /** The MCP endpoint for AI agents (docs/mcp.md); off by default. */
+  mcp?: McpConfig
   /** Largest JSON body in bytes (default 1 MiB); a larger one is a 413 envelope. Wins over `fastify.bodyLimit`. */
   bodyLimit?: number
   /** Longest time in ms to receive a whole request, headers and body (default 30000); a slower client gets a 408. Wins over `fastify.requestTimeout`. */
@@ -150,6 +174,8 @@ export interface ResolvedRest {
   readonly uploads: UploadSettings
   readonly uploadsDiagnostics?: boolean
   readonly discovery: { readonly enabled: boolean; readonly secret?: string }
+  /** Present only when `rest.mcp.enabled` is true. */
+  readonly mcp?: ResolvedMcp
   readonly bodyLimit: number
   readonly requestTimeout: number
   readonly fastify: FastifyOptions
@@ -193,6 +219,18 @@ function resolveRateLimit(config: RateLimitConfig | undefined): ResolvedRateLimi
   })
 }
 
+function resolveMcp(config: McpConfig | undefined, baseUrl: string): ResolvedMcp | undefined {
+  if (!optionalBoolean('rest.mcp.enabled', config?.enabled, DEFAULTS.rest.mcpEnabled) || !config) return undefined
+  if (config.path !== undefined && typeof config.path !== 'string') throw configError('rest.mcp.path', 'must be a path', config.path)
+  const path = config.path?.trim().replace(/\/+$/, '')
+  return Object.freeze({
+    path: path ? (path.startsWith('/') ? path : `/${path}`) : `${baseUrl}${DEFAULTS.rest.mcpPath}`,
+    name: config.name,
+    version: config.version,
+    requireAuth: optionalBoolean('rest.mcp.requireAuth', config.requireAuth, DEFAULTS.rest.mcpRequireAuth),
+  })
+}
+
 /** Checks and completes the REST configuration once, at boot. */
 export function resolveRest(rest: RestConfig): ResolvedRest {
   if (typeof rest !== 'object' || rest === null) throw configError('rest', 'must be an object', rest)
@@ -203,8 +241,9 @@ export function resolveRest(rest: RestConfig): ResolvedRest {
   const allowedOrigins = listed ? rest.allowedOrigins : []
   const fastify = rest.fastify ?? {}
   if (typeof fastify !== 'object' || fastify === null) throw configError('rest.fastify', 'must be an object of Fastify server options', fastify)
+  const baseUrl = normalizeBaseUrl(rest.baseUrl ?? DEFAULTS.rest.baseUrl)
   return Object.freeze({
-    baseUrl: normalizeBaseUrl(rest.baseUrl ?? DEFAULTS.rest.baseUrl),
+    baseUrl,
     host: rest.host ?? DEFAULTS.rest.host,
     port: rest.port ?? DEFAULTS.rest.port,
     diagnostics: rest.diagnostics,
@@ -217,6 +256,7 @@ export function resolveRest(rest: RestConfig): ResolvedRest {
     uploads: resolveUploadSettings(rest.uploads),
     uploadsDiagnostics: rest.uploads?.diagnostics,
     discovery: Object.freeze({ enabled: rest.discovery?.enabled === true, secret: rest.discovery?.secret }),
+    mcp: resolveMcp(rest.mcp, baseUrl),
     // rest.* wins over rest.fastify.*, which wins over the framework's default.
     bodyLimit: positiveInteger('rest.bodyLimit', rest.bodyLimit ?? fastify.bodyLimit, DEFAULTS.rest.bodyLimit),
     requestTimeout: positiveInteger('rest.requestTimeout', rest.requestTimeout ?? fastify.requestTimeout, DEFAULTS.rest.requestTimeout),

@@ -82,6 +82,7 @@ const config: ServerConfig = {
   },
 }
 if (workload === 'execute-protected') config.auth = { secret: JWT_SECRET }
+if (workload === 'mcp-call') config.rest!.mcp = { enabled: true }
 if (workload === 'execute-hooks') {
   config.onBeforeActionHandler = ({ payload }) => (payload !== null && typeof payload === 'object' ? Ok(null) : Err('payload must be an object'))
   config.onAfterActionHandler = ({ result }) => result

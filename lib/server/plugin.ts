@@ -115,9 +115,13 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics })
   const middleware = new MiddlewareRegistry()
   setupMiddleware(app, middleware, context)
-  const jwt = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
+  const auth = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
   const uploads = setupUploads({ settings: rest.uploads, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, multipart: uploads })
+  if (rest.mcp) {
+    const { mcpPlugin } = await loadMcp()
+    await app.register(mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
+  }
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName })
 
   const handle: ActionsHandle<any> = Object.freeze({
@@ -127,12 +131,22 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
     config,
     fetch: createFetch(app),
     addMiddleware: (path: string, fn: Middleware) => middleware.add(path, fn),
-    jwt,
+    jwt: auth?.jwt,
   })
   let byPrefix = registrations.get(app.server)
   if (!byPrefix) registrations.set(app.server, (byPrefix = new Map()))
   byPrefix.set(app.prefix, handle)
   return handle
+}
+
+/** The MCP adapter, loaded only when enabled: @modelcontextprotocol/sdk is an optional peer dependency. */
+async function loadMcp(): Promise<typeof import('../../plugins/mcp.js')> {
+  try {
+    return await import('../../plugins/mcp.js')
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error
+    throw new ErrConfig(`fastify-actions: rest.mcp.enabled needs the optional peer dependency @modelcontextprotocol/sdk (npm install @modelcontextprotocol/sdk): ${(error as Error).message}`)
+  }
 }
 
 /**

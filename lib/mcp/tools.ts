@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { Action } from '../action.js'
+import type { Engine } from '../engine.js'
+import { ErrConfig, isFailure } from '../errors.js'
+import { isPlainObject } from '../envelope.js'
+import { messages } from '../messages.js'
+import type { Result } from '../result.js'
+import { toJsonSchema, type ValidationSchema } from '../validation.js'
+
+/** Longest tool name: MCP allows 128, but common clients (Claude, OpenAI) accept `^[a-zA-Z0-9_-]{1,64}$`. */
+export const MAX_TOOL_NAME = 64
+
+/** What a tool call runs: the action it stands for, and whether results carry structured content. */
+export interface ToolTarget {
+  service: string
+  action: string
+  /** Set when the tool has an `outputSchema`: the value goes into `structuredContent` too. */
+  structured?: 'object' | 'wrapped'
+}
+
+/** The tools of a server, built once at boot: the `tools/list` answer and the lookup of `tools/call`. */
+export interface ToolRegistry {
+  readonly tools: Tool[]
+  readonly targets: ReadonlyMap<string, ToolTarget>
+}
+
+type JsonSchema = Record<string, unknown>
+
+/**
+ * The tool name of an action: `<service>_<action>`, every character outside `[A-Za-z0-9_-]` replaced
+ * by `_`; a name longer than 64 characters keeps its first 55 and ends with `_` and 8 hex characters
+ * of the SHA-256 of `<service>.<action>`, so it stays unique and within common client limits.
+ */
+export function toolNameOf(service: string, action: string): string {
+  const name = `${service}_${action}`.replace(/[^A-Za-z0-9_-]/g, '_')
+  if (name.length <= MAX_TOOL_NAME) return name
+  const digest = createHash('sha256').update(`${service}.${action}`).digest('hex').slice(0, 8)
+  return `${name.slice(0, MAX_TOOL_NAME - 9)}_${digest}`
+}
+
+/** A tool is every action REST can run, minus `visibility.mcp: false` and upload actions (they take files). */
+export function isTool(action: Action): boolean {
+  return action.visibility?.rest !== false && action.visibility?.mcp !== false && !action.isSpecial
+}
+
+/**
+ * Tools take an object of arguments (MCP requires `type: "object"`). A schema without a `type` whose
+ * `anyOf`/`oneOf`/`allOf` branches are all objects gets `type: "object"` added; any other schema is refused.
+ */
+function asObjectSchema(schema: JsonSchema): JsonSchema | undefined {
+  if (schema.type === 'object') return schema
+  if (schema.type !== undefined) return undefined
+  const branches = (schema.anyOf ?? schema.oneOf ?? schema.allOf) as unknown
+  if (Array.isArray(branches) && branches.length > 0 && branches.every((branch) => isPlainObject(branch) && asObjectSchema(branch))) {
+    return { type: 'object', ...schema }
+  }
+  return undefined
+}
+
+function describeType(schema: JsonSchema): string {
+  return typeof schema.type === 'string' ? `'${schema.type}'` : 'without an object type'
+}
+
+/** No schema, or one that has no JSON Schema form (a Standard Schema without a converter): any object. */
+function inputSchemaOf(action: Action, qualified: string): Tool['inputSchema'] {
+  const schema = toJsonSchema(action.validation)
+  if (!schema) return { type: 'object' }
+  const object = asObjectSchema(schema)
+  if (!object) throw new ErrConfig(messages.mcpInputNotObject(qualified, describeType(schema)))
+  return object as Tool['inputSchema']
+}
+
+/**
+ * Hook point for output schemas: `Action.output` is added by another issue. Until the type has it,
+ * it is read structurally. An object schema is the `outputSchema`; any other is wrapped as
+ * `{ result: <schema> }`, the envelope's rule for non-object values.
+ */
+function outputSchemaOf(action: Action): { schema: Tool['outputSchema']; structured: 'object' | 'wrapped' } | undefined {
+  const output = (action as { output?: ValidationSchema | null }).output
+  const schema = toJsonSchema(output)
+  if (!schema) return undefined
+  const object = asObjectSchema(schema)
+  if (object) return { schema: object as Tool['outputSchema'], structured: 'object' }
+  return { schema: { type: 'object', properties: { result: schema }, required: ['result'] }, structured: 'wrapped' }
+}
+
+/** Builds the tool list once; throws at boot on a schema a tool cannot take or on two actions with one tool name. */
+export function createToolRegistry(engine: Engine): ToolRegistry {
+  const services = engine.getServices()
+  const tools: Tool[] = []
+  const targets = new Map<string, ToolTarget>()
+  const owners = new Map<string, string>()
+  for (const service of services.value) {
+    for (const action of service.actions) {
+      if (!isTool(action)) continue
+      const qualified = `${service.name}.${action.name}`
+      const name = toolNameOf(service.name, action.name)
+      const taken = owners.get(name)
+      if (taken) throw new ErrConfig(messages.mcpToolNameCollision(name, taken, qualified))
+      owners.set(name, qualified)
+      const tool: Tool = { name, title: qualified, description: action.description, inputSchema: inputSchemaOf(action, qualified) }
+      const target: ToolTarget = { service: service.name, action: action.name }
+      const output = outputSchemaOf(action)
+      if (output) {
+        tool.outputSchema = output.schema
+        target.structured = output.structured
+      }
+      tools.push(tool)
+      targets.set(name, target)
+    }
+  }
+  return { tools, targets }
+}
+
+/** JSON text of a value; BigInt is written as a string, as the envelope does; `undefined` as `null`. */
+function toJsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? 'null'
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error
+    return JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null'
+  }
+}
+
+/**
+ * A tool result from the engine's Result: `Ok(value)` is its JSON as text (and `structuredContent`
+ * when the tool has an output schema); `Err` is `isError` with the envelope's message, then the
+ * failure's `data` (a validation failure's `errors`) as JSON when there is any.
+ */
+export function toToolResult(result: Result<unknown, string>, target: ToolTarget): CallToolResult {
+  if (!result.ok) {
+    const content: CallToolResult['content'] = [{ type: 'text', text: result.error }]
+    if (isFailure(result) && Object.keys(result.data).length > 0) content.push({ type: 'text', text: toJsonText(result.data) })
+    return { isError: true, content }
+  }
+  const text = toJsonText(result.value)
+  const answer: CallToolResult = { content: [{ type: 'text', text }] }
+  if (target.structured === 'object' && isPlainObject(result.value)) answer.structuredContent = JSON.parse(text) as Record<string, unknown>
+  else if (target.structured === 'wrapped') answer.structuredContent = { result: JSON.parse(text) as unknown }
+  return answer
+}

@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { runInRequestScope, type ServerContext } from '../lib/context.js'
+import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
+import type { Authenticator, Engine } from '../lib/engine.js'
+import { errorEnvelope } from '../lib/envelope.js'
+import { ErrConfig } from '../lib/errors.js'
+import { createToolRegistry, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
+import { messages } from '../lib/messages.js'
+import type { ResolvedMcp } from './config.js'
+import { statusOf } from './http-status.js'
+import { requestStoreOf } from './request-scope.js'
+
+export interface McpPluginOptions {
+  engine: Engine
+  context: ServerContext<any>
+  bodyLimit: number
+  config: ResolvedMcp
+  diagnostics: Diagnostics
+  /** The auth plugin's authenticator (with `config.auth`): `requireAuth` verifies every request with it. */
+  authenticate?: Authenticator
+}
+
+/** This package's own name and version: the nearest package.json above this file (source, dist or node_modules). */
+function packageIdentity(): { name: string; version: string } {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    try {
+      const { name, version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown }
+      if (typeof name === 'string' && typeof version === 'string') return { name, version }
+    } catch {
+      // no package.json here (or not JSON): look one level up
+    }
+    const parent = dirname(dir)
+    if (parent === dir) return { name: 'fastify-actions', version: '0.0.0' }
+    dir = parent
+  }
+}
+
+/** A body the MCP route's own JSON parser could not read: answered as JSON-RPC, not as the envelope's 400. */
+class UnreadableBody {}
+
+/** JSON-RPC's implementation-defined server error, the code the SDK's own HTTP answers use. */
+const SERVER_ERROR = -32000
+
+function jsonRpcError(code: number, message: string) {
+  return { jsonrpc: '2.0' as const, error: { code, message }, id: null }
+}
+
+/**
+ * One low-level MCP `Server` per request (stateless: any instance answers any request) over the tool
+ * list built at boot. A tool call runs `engine.executeAction` in the HTTP request's scope, so auth,
+ * rate limits, hooks, validation and timeouts are those of `intent: execute`.
+ */
+function createMcpServer(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator): Server {
+  const { engine, context, diagnostics } = options
+  const server = new Server(identity, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: validator })
+  const listed = { tools: registry.tools }
+  server.setRequestHandler(ListToolsRequestSchema, () => listed)
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const target = registry.targets.get(request.params.name)
+    // The MCP specification lists an unknown tool among protocol errors (-32602), not tool results.
+    if (!target) throw new McpError(ErrorCode.InvalidParams, messages.mcpUnknownTool(request.params.name))
+    try {
+      const result = await engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context)
+      return toToolResult(result, target)
+    } catch (error) {
+      // The engine never throws; this is the adapter's own fault (a value JSON cannot write): the 500 rule.
+      diagnostics.error('mcp.callTool', `${target.service}.${target.action}: ${errorMessage(error)}`)
+      return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+    }
+  })
+  return server
+}
+
+/** `reply.hijack()` forgets headers set with `reply.header()` (CORS, rate limit): hand them to the raw response. */
+function keepHeaders(reply: FastifyReply): void {
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) reply.raw.setHeader(name, value)
+  }
+}
+
+/**
+ * `POST {path}`: MCP's Streamable HTTP transport, stateless, JSON responses, one message per request.
+ * GET (the optional SSE stream) and DELETE (sessions) answer 405, as the SDK's stateless examples do.
+ */
+export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions): Promise<void> {
+  const { config, context, diagnostics } = options
+  const { path } = config
+  const identity = { ...packageIdentity(), ...(config.name ? { name: config.name } : {}), ...(config.version ? { version: config.version } : {}) }
+  const registry = createToolRegistry(options.engine)
+  const authenticate = config.requireAuth ? options.authenticate : undefined
+  if (config.requireAuth && !authenticate) throw new ErrConfig(messages.mcpRequireAuthWithoutAuth)
+  // The SDK makes an Ajv instance per Server unless given one; it is used only for elicitation, never here.
+  const validator = new AjvJsonSchemaValidator()
+
+  // This route's own JSON parser: a body it cannot read is answered as JSON-RPC (-32700), not as the envelope.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
+    parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody() : value))
+  })
+
+  // Before the body is read: an unauthenticated client never gets a megabyte parsed. Route handlers get
+  // their request scope from the request-scope plugin; this hook runs earlier, so it opens it itself.
+  const requireToken = (verify: Authenticator) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const auth = await runInRequestScope(requestStoreOf(request, reply, context), () => verify(context))
+    if (!auth.ok) return reply.code(statusOf(auth)).send(errorEnvelope(auth.error))
+  }
+
+  async function handle(request: FastifyRequest, reply: FastifyReply) {
+    const body = request.body
+    if (body === undefined || body instanceof UnreadableBody) {
+      return reply.code(400).send(jsonRpcError(ErrorCode.ParseError, messages.mcpParseError))
+    }
+    // One HTTP request, one message: a batch would run up to 100 tool calls for one rate-limit hit.
+    // MCP removed batching in 2025-06-18; the SDK's client never sends one.
+    if (Array.isArray(body)) return reply.code(400).send(jsonRpcError(ErrorCode.InvalidRequest, messages.mcpInvalidRequest(messages.mcpNoBatches)))
+    keepHeaders(reply)
+    reply.hijack()
+    const server = createMcpServer(registry, identity, options, validator)
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    reply.raw.on('close', () => {
+      void transport.close()
+      void server.close()
+    })
+    try {
+      await server.connect(transport)
+      await transport.handleRequest(request.raw, reply.raw, body)
+    } catch (error) {
+      diagnostics.error('mcp.handleRequest', errorMessage(error))
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(ErrorCode.InternalError, messages.internal)))
+      } else reply.raw.destroy()
+    }
+  }
+
+  const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header('allow', 'POST').send(jsonRpcError(SERVER_ERROR, messages.mcpMethodNotAllowed))
+
+  const onRequest = authenticate ? requireToken(authenticate) : undefined
+  app.post(path, { bodyLimit: options.bodyLimit, onRequest }, handle)
+  app.get(path, { onRequest }, notAllowed)
+  app.delete(path, { onRequest }, notAllowed)
+}

@@ -52,8 +52,9 @@ function patternOf(cell: string): RegExp | undefined {
 const rows = codeRows(readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8'))
 
 // Every error class lib/errors.ts exports (@fastify/error sets `code` on the instance, not the prototype).
-const thrownClasses = Object.values(errors).filter(
-  (value): value is new (...args: string[]) => Error & { code: string } => typeof value === 'function' && value.prototype instanceof Error,
+type ErrorClass = new (...args: string[]) => Error & { code: string }
+const thrownClasses = (Object.values(errors) as unknown[]).filter(
+  (value): value is ErrorClass => typeof value === 'function' && value.prototype instanceof Error,
 )
 const thrown = new Map(thrownClasses.map((constructor) => [new constructor().code, constructor]))
 
@@ -61,7 +62,7 @@ const thrown = new Map(thrownClasses.map((constructor) => [new constructor().cod
 const samples = ['x.1', 'x.2']
 
 /** An error made with as many sample arguments as its template has `%s` (extra ones would be appended). */
-function sampleError(constructor: new (...args: string[]) => Error): Error {
+function sampleError(constructor: ErrorClass): Error {
   const arity = (new constructor().message.match(/%s/g) ?? []).length
   return new constructor(...samples.slice(0, arity))
 }

@@ -55,8 +55,9 @@ class ActionTimeout extends Error {
 
 /** A programming error: logged for the developer, the 500 for the client. */
 function notAResult(pipeline: Pipeline, what: string): Failure {
-  pipeline.diagnostics.error('engine.executeAction', messages.notAResult(what))
-  return fail.notAResult()
+  const failure = fail.notAResult(what)
+  pipeline.diagnostics.error('engine.executeAction', failure.detail ?? failure.error)
+  return failure
 }
 
 /** Validation plus handler, with exceptions, non-Results and timeouts turned into failures. */

@@ -56,13 +56,18 @@ export const ACTION_FAILED = 'FA_ERR_ACTION_FAILED'
 export interface Failure<C extends FailureCode = FailureCode> extends ErrResult<string> {
   readonly code: C
   readonly data: Record<string, unknown>
+  /** For logs only, never answered: what went wrong behind a 500. */
+  readonly detail?: string
 }
 
 // Only failures made here carry a code: a user's Err-shaped object never picks its own status.
 const made = new WeakSet<object>()
 
-function failure<C extends FailureCode>(code: C, message: string, data: Record<string, unknown> = {}): Failure<C> {
-  const made_: Failure<C> = Object.freeze({ ok: false as const, error: message, code, data })
+function failure<C extends FailureCode>(code: C, message: string, data: Record<string, unknown> = {}, detail?: string): Failure<C> {
+  const made_: Failure<C> = { ok: false as const, error: message, code, data }
+  // Not enumerable: a failure written out as JSON (or compared field by field) never carries it.
+  if (detail !== undefined) Object.defineProperty(made_, 'detail', { value: detail, enumerable: false })
+  Object.freeze(made_)
   made.add(made_)
   return made_
 }
@@ -88,7 +93,7 @@ export const fail = {
   hookFailed: (hook: string, error: string) => failure('FA_ERR_HOOK_FAILED', messages.hookFailed(hook, error)),
   actionTimeout: (name: string, ms: number) => failure('FA_ERR_ACTION_TIMEOUT', messages.actionTimedOut(name, ms)),
   /** A programming error (a handler or global hook that returned no Result): logged, answered as the 500. */
-  notAResult: () => failure('FA_ERR_NOT_A_RESULT', messages.internal),
+  notAResult: (what: string) => failure('FA_ERR_NOT_A_RESULT', messages.internal, {}, messages.notAResult(what)),
   internal: () => failure('FA_ERR_INTERNAL', messages.internal),
   auth: (reason: string) => failure('FA_ERR_AUTH', messages.authFailed(reason)),
   discoveryDisabled: () => failure('FA_ERR_DISCOVERY_DISABLED', messages.discoveryDisabled),
@@ -141,8 +146,8 @@ export const ErrSingletonMismatch = createError(
 )
 export const ErrStaticDir = createError<[string, string]>('FA_ERR_STATIC_DIR', "createServer: cannot create staticDir '%s': %s")
 
-/** The codes of thrown errors. */
-export const thrownCodes = [
+/** The classes of thrown errors. */
+const thrownClasses = [
   ErrEmptyServices,
   ErrDuplicateService,
   ErrDuplicateAction,
@@ -159,9 +164,12 @@ export const thrownCodes = [
   ErrNotRegistered,
   ErrSingletonMismatch,
   ErrStaticDir,
-].map((constructor) => constructor.prototype.code)
+]
 
-export type ErrorCode = FailureCode | typeof ACTION_FAILED | (typeof thrownCodes)[number]
+/** The codes of thrown errors (@fastify/error sets `code` on each instance, so one is made to read it). */
+export const thrownCodes: readonly string[] = Object.freeze(thrownClasses.map((ErrorClass) => (new (ErrorClass as unknown as new () => { code: string })()).code))
+
+export type ErrorCode = FailureCode | typeof ACTION_FAILED | (string & {})
 
 /** True when `error` is an error thrown by fastify-actions (optionally: with this code). */
 export function isActionsError(error: unknown, code?: string): error is Error & { code: string } {

@@ -42,8 +42,8 @@ export function toErrorAnswer(error: FastifyError | Error): ErrorAnswer {
   return fail.internal()
 }
 
-function answerOf(answer: ErrorAnswer): { status: number; message: string; data: Record<string, unknown> } {
-  if ('ok' in answer) return { status: statusOf(answer), message: answer.error, data: answer.data }
+function answerOf(answer: ErrorAnswer): { status: number; message: string; data: Record<string, unknown>; code?: string } {
+  if ('ok' in answer) return { status: statusOf(answer), message: answer.error, data: answer.data, code: answer.code }
   return { ...answer, data: {} }
 }
 
@@ -55,11 +55,11 @@ export interface ErrorEnvelopeOptions {
   notFound: boolean
 }
 
-/** A 500's real error: in Fastify's log (with the request id) and the diagnostics, never in the answer. */
-function logServerError(request: FastifyRequest, error: Error, status: number, diagnostics: Diagnostics): void {
-  const code = (error as { code?: unknown }).code
-  request.log.error({ err: error, code, statusCode: status }, `${request.method} ${request.url}: ${error.message}`)
-  diagnostics.error('rest.errorHandler', `${request.method} ${request.url}: ${error.message}`, { stack: error.stack, code })
+/** A 5xx's real error: in Fastify's log (with the request id) and the diagnostics, never in the answer. */
+function logServerError(request: FastifyRequest, error: Error, status: number, code: string | undefined, diagnostics: Diagnostics): void {
+  const errorCode = (error as { code?: unknown }).code
+  request.log.error({ err: error, code, errorCode, statusCode: status }, `${request.method} ${request.url}: ${error.message}`)
+  diagnostics.error('rest.errorHandler', `${request.method} ${request.url}: ${error.message}`, { stack: error.stack, code, errorCode })
 }
 
 /**
@@ -71,7 +71,7 @@ export function installErrorEnvelope(app: FastifyInstance, { baseUrl, diagnostic
   const notFoundBody = errorEnvelope(notFound.error)
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const answer = answerOf(toErrorAnswer(error))
-    if (answer.status >= 500) logServerError(request, error, answer.status, diagnostics)
+    if (answer.status >= 500) logServerError(request, error, answer.status, answer.code, diagnostics)
     // Headers set for the failed route (a content type, a content length) must not leak into the envelope.
     reply.removeHeader('content-length')
     reply.code(answer.status).type('application/json; charset=utf-8').send(errorEnvelope(answer.message, answer.data))

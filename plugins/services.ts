@@ -5,7 +5,8 @@ import type { ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Engine } from '../lib/engine.js'
 import { errorEnvelope, toExternalResponse, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
-import { fail, isFailure, type Failure } from '../lib/errors.js'
+import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
+import type { Result } from '../lib/result.js'
 import { checkExternalRequest } from '../lib/request.js'
 import { statusOf } from './http-status.js'
 
@@ -75,6 +76,14 @@ function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['d
   }
 }
 
+/** A 5xx answer (a handler that returned no Result, a timeout): in Fastify's log with its code and request id. */
+function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): void {
+  if (result.ok) return
+  const code = codeOf(result)
+  const detail = isFailure(result) ? (result.detail ?? result.error) : result.error
+  reply.log.error({ code, action: `${service}.${action}` }, detail)
+}
+
 /** JSON has no BigInt (a bigint column, a counter): written as a string instead of failing with a 500. */
 function serialize(payload: unknown): string {
   try {
@@ -110,9 +119,11 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
       const refused = found.ok ? checkJson(found.value, json) : undefined
       if (refused) return sendFailure(reply, refused)
     }
-    return engine
-      .executeAction(service, action, payload, context)
-      .then((result) => send(reply, statusOf(result), toExternalResponse(result, service, action)))
+    return engine.executeAction(service, action, payload, context).then((result) => {
+      const status = statusOf(result)
+      if (status >= 500) logServerFailure(reply, result, service, action)
+      return send(reply, status, toExternalResponse(result, service, action))
+    })
   }
 
   const path = `${baseUrl}/services`

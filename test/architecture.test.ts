@@ -31,6 +31,7 @@ t.test('the rules bite: each forbidden arrow is reported', async (t) => {
       'cycle-a.ts': "import { b } from './cycle-b.js'\nexport const a = b\n",
       'cycle-b.ts': "import { a } from './cycle-a.js'\nexport const b = () => a\n",
       'context.ts': "import Fastify from 'fastify'\nimport { plugin } from '../plugins/p.js'\nexport const x = [Fastify, plugin]\n",
+      'result.ts': "import createError from '@fastify/error'\nexport const E = createError('X', 'x')\n",
       client: { 'index.ts': "import { engine } from '../engine.js'\nexport const c = engine\n" },
     },
     plugins: { 'p.ts': "import { server } from '../lib/server/compose.js'\nexport const plugin = server\n" },
@@ -42,7 +43,7 @@ t.test('the rules bite: each forbidden arrow is reported', async (t) => {
   writeFileSync(join(dir, 'tsconfig.json'), '{"compilerOptions":{"module":"NodeNext","moduleResolution":"NodeNext"}}')
   const found = await violations(['lib', 'plugins'], dir)
   const rules = new Set(found.map((line) => line.split(':')[0]))
-  for (const rule of ['no-circular', 'core-knows-no-http', 'orm-only-in-db', 'adapters-do-not-compose', 'client-stands-alone']) {
+  for (const rule of ['no-circular', 'core-knows-no-http', 'fastify-error-only-in-errors', 'orm-only-in-db', 'adapters-do-not-compose', 'client-stands-alone']) {
     t.ok(rules.has(rule), `${rule} reported`)
   }
   t.ok(found.some((line) => /^core-knows-no-http: lib\/context\.ts → .*node_modules\/fastify\//.test(line)), 'fastify itself is caught, not only plugins/')

@@ -44,7 +44,29 @@ t.test("rest.fastify reaches Fastify: logger, request ids, trustProxy", async (t
   t.ok(logged, 'the 500 is logged at error level')
   t.equal(logged?.reqId, 'req-500', 'with the request id')
   t.match(logged?.err, { message: 'secret database password in this message', type: 'Error' }, 'with the real error')
+  t.equal(logged?.code, 'FA_ERR_INTERNAL', 'and the code of the answer')
   t.match(logged?.msg, /GET \/explode: secret database password/)
+})
+
+t.test('a 500 from the pipeline (a handler that returns no Result) is logged with its code, never answered', async (t) => {
+  const { lines, stream } = logSink()
+  const broken = { name: 'broken', description: 'Returns no Result', handler: () => 'oops' as never }
+  const server = await createServer({
+    ...base,
+    services: [{ name: 'bad', description: 'Bad', actions: [broken] }],
+    rest: { baseUrl: '/api', allowedOrigins: [], fastify: { logger: { level: 'info', stream } } },
+  })
+  t.teardown(() => server.close())
+  const answer = await server.rest.app.inject({
+    method: 'POST',
+    url: '/api/services',
+    headers: { 'x-request-id': 'r-1' },
+    payload: { intent: 'execute', service: 'bad', action: 'broken', payload: {} },
+  })
+  t.same([answer.statusCode, answer.json()], [500, { status: false, message: messages.internal, data: {} }])
+  const logged = lines.find((line) => line.level === 50)
+  t.match(logged, { code: 'FA_ERR_NOT_A_RESULT', action: 'bad.broken', msg: messages.notAResult('bad.broken') })
+  t.ok(logged?.reqId, 'with the request id')
 })
 
 t.test('rest.bodyLimit wins over rest.fastify.bodyLimit, which wins over the default', async (t) => {

@@ -85,7 +85,10 @@ function parseErrors(stdout: string, samples: Sample[]): Map<string, string[]> {
 const typesFor: Record<string, string> = { pg: '@types/pg' }
 
 t.test('every docs sample type-checks against the packed declarations', async (t) => {
-  const packed = await packAndInstall()
+  const packed = await packAndInstall().catch((error: Error) => {
+    console.error(error.message) // the failing command's output, which tap's report would cut
+    throw error
+  })
   const samples = await collectSamples()
   const checked = samples.filter((s) => !s.nocheck)
   t.ok(checked.length >= 10, `${checked.length} samples to check (${samples.length - checked.length} marked nocheck)`)

@@ -17,7 +17,10 @@ const hasClient = existsSync(join(repoRoot, 'lib', 'client', 'index.ts'))
 
 let packed: PackedInstall
 t.before(async () => {
-  packed = await packAndInstall()
+  packed = await packAndInstall().catch((error: Error) => {
+    console.error(error.message) // the failing command's output, which tap's report would cut
+    throw error
+  })
   t.comment(`tarball ${(packed.size / 1024).toFixed(1)} kB, ${packed.files.length} files; npm pack ${packed.packMs} ms, install ${packed.installMs} ms`)
 })
 
@@ -59,7 +62,7 @@ t.test('source maps carry their sources (inlineSources): they point at nothing t
   t.match(js, /\/\/# sourceMappingURL=index\.js\.map\s*$/)
 })
 
-t.test('the install brings no database driver, no ioredis, and one copy of each peer', async (t) => {
+t.test('the install brings no database driver, no ioredis, no optional peer, and one copy of each peer', async (t) => {
   const modules = join(packed.project, 'node_modules')
   for (const name of ['@electric-sql/pglite', 'pg', 'ioredis', 'tap', 'tsx']) t.notOk(existsSync(join(modules, name)), `${name} is not installed`)
   t.ok(existsSync(join(modules, 'fastify-actions', 'package.json')), 'fastify-actions is installed')
@@ -69,7 +72,11 @@ t.test('the install brings no database driver, no ioredis, and one copy of each 
     t.notOk(nested.includes(peer), `no second copy of ${peer} under fastify-actions`)
   }
   const manifest = JSON.parse(await readFile(join(modules, 'fastify-actions', 'package.json'), 'utf8'))
-  t.same(Object.keys(manifest.peerDependencies).sort(), ['drizzle-orm', 'fastify', 'typebox'])
+  const optional = Object.keys(manifest.peerDependenciesMeta ?? {}).filter((name) => manifest.peerDependenciesMeta[name].optional === true)
+  const required = Object.keys(manifest.peerDependencies).filter((name) => !optional.includes(name))
+  t.same(required.sort(), ['drizzle-orm', 'fastify', 'typebox'], 'the required peers: the packages whose types meet the user\'s')
+  t.same(optional.sort(), ['@modelcontextprotocol/sdk'], 'the optional peers: the MCP SDK, loaded only when rest.mcp is on')
+  for (const name of optional) t.notOk(existsSync(join(modules, name)), `the optional peer ${name} is not installed`)
   t.same(Object.values(manifest.dependencies).filter((range) => !/^\^\d/.test(String(range))), [], 'dependencies are caret ranges')
   t.same(Object.keys(manifest.exports['.']), ['types', 'default'], 'types first')
 })

@@ -149,3 +149,23 @@ t.test('every docs sample type-checks against the packed declarations', async (t
   t.same(elsewhere, [], 'no error outside the samples')
   t.comment(`${checked.length} samples checked, ${errors.size} failing`)
 })
+
+t.test('the pages stand alone: relative links reach files that exist, no merge conflict is left', async (t) => {
+  const docs = (await readdir(join(repoRoot, 'docs'))).filter((name) => name.endsWith('.md')).sort()
+  const pages = ['README.md', ...docs.map((name) => `docs/${name}`)]
+  const broken: string[] = []
+  const conflicts: string[] = []
+  for (const page of pages) {
+    const text = await readFile(join(repoRoot, page), 'utf8')
+    text.split('\n').forEach((line, index) => {
+      if (/^(<{7}|>{7}) /.test(line)) conflicts.push(`${page}:${index + 1}`)
+    })
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = match[1]!.split('#')[0]!
+      if (!target || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue // a URL or an anchor on the same page
+      if (!existsSync(join(repoRoot, page.includes('/') ? 'docs' : '', target))) broken.push(`${page}: ${match[1]}`)
+    }
+  }
+  t.same(conflicts, [], 'no conflict markers')
+  t.same(broken, [], 'every relative link reaches a file of the repository')
+})

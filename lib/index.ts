@@ -63,3 +63,6 @@ export type { FastifyRateLimitStore as RateLimitStore, FastifyRateLimitStoreCtor
 export type { CorsOrigin, CorsRequestContext } from './types.js'
 export { detectMimeType } from './uploads/mime.js'
 export type { UploadPayload } from './uploads/form.js'
+// End-to-end types for the client (issue 13): createService keeps literal names; the helpers read an action's types.
+export { createService, type TypedService, type PayloadOf, type OutputOf } from './service.js'
+export type { TypedAction, ActionVisibility } from './action.js'

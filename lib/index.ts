@@ -66,3 +66,6 @@ export type { UploadPayload } from './uploads/form.js'
 // End-to-end types for the client (issue 13): createService keeps literal names; the helpers read an action's types.
 export { createService, type TypedService, type PayloadOf, type OutputOf } from './service.js'
 export type { TypedAction, ActionVisibility } from './action.js'
+// Issuing tokens from an action (issue 13): a login action calls signToken.
+export { signToken, clearTokenCookie, type SignTokenOptions } from '../plugins/token.js'
+export { UploadedFile, UploadedFiles } from './uploads/file-schema.js'

@@ -8,6 +8,7 @@ import { fail, type Authenticator, type Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
 import { Ok } from '../lib/result.js'
 import type { AuthConfig, RestRequestContext } from '../lib/types.js'
+import { registerTokenIssuer } from './token.js'
 
 export interface AuthPluginOptions {
   auth: AuthConfig
@@ -108,6 +109,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       },
     }
     await app.register(fastifyJwt, jwtOptions)
+    registerTokenIssuer(app, options) // signToken (plugins/token.ts): actions issue tokens with this jwt
     const allowed = new Set(allowedOrigins)
     const crossSiteGuard = options.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request.headers, allowed) : undefined
     engine.setAuthenticator(createAuthenticator(app, lookup, crossSiteGuard))

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import { fileURLToPath } from 'node:url'
+import { sql } from 'drizzle-orm'
 import { drizzle as drizzlePglite, PgliteDatabase } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { drizzle as drizzlePg, NodePgDatabase } from 'drizzle-orm/node-postgres'
@@ -58,7 +59,11 @@ function serverOf(url: string): string {
 export async function setupDatabase(db: DBX): Promise<Result<null, string>> {
   try {
     if (db instanceof PgliteDatabase) await migratePglite(db, { migrationsFolder })
-    else if (db instanceof NodePgDatabase) await migratePg(db, { migrationsFolder })
+    else if (db instanceof NodePgDatabase) {
+      // The bookkeeping table lives next to the tables, in the schema of the connection's search_path.
+      const { rows } = await db.execute<{ schema: string }>(sql`select current_schema() as schema`)
+      await migratePg(db, { migrationsFolder, migrationsSchema: rows[0]?.schema ?? 'public' })
+    }
     else return Err('Database setup failed: expected a PGlite or node-postgres Drizzle database')
     return Ok(null)
   } catch (error) {

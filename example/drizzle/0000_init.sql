@@ -9,7 +9,9 @@ CREATE TABLE "attachments" (
 );
 --> statement-breakpoint
 -- Edited after generation: IF NOT EXISTS on tasks and its index, which databases made by the
--- example's earlier hand-written setup already hold; everything else is drizzle-kit's output.
+-- example's earlier hand-written setup already hold, and the foreign key names "tasks" without
+-- "public." so that the tables can live in the schema of the connection's search_path.
+-- Everything else is drizzle-kit's output.
 CREATE TABLE IF NOT EXISTS "tasks" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"title" varchar(200) NOT NULL,
@@ -27,6 +29,6 @@ CREATE TABLE "users" (
 	CONSTRAINT "users_username_unique" UNIQUE("username")
 );
 --> statement-breakpoint
-ALTER TABLE "attachments" ADD CONSTRAINT "attachments_task_id_tasks_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "attachments" ADD CONSTRAINT "attachments_task_id_tasks_id_fk" FOREIGN KEY ("task_id") REFERENCES "tasks"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "attachments_task_id_idx" ON "attachments" USING btree ("task_id");--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "tasks_owner_id_idx" ON "tasks" USING btree ("owner_id");

@@ -110,3 +110,13 @@ export function reserved() {
   // @ts-expect-error a service named like a client method is refused
   createClient<typeof clash>({ baseUrl: '/api' })
 }
+
+export async function example(client: Client<import('../../example/services/index.js').ExampleServices>) {
+  const added = await client.tasks.add({ title: 'x' })
+  if (added.ok) added.value.createdAt satisfies string
+  // @ts-expect-error greetings.normalize is a hook hidden from REST
+  await client.greetings.normalize({})
+  // @ts-expect-error account.login needs a password
+  await client.account.login({ username: 'a' })
+  await client.upload('tasks', 'attach', { files: { file: new Blob(['x']) }, fields: { taskId: 'id' } })
+}

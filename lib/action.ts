@@ -40,7 +40,7 @@ export function createAction<
 >(
   definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial'> & { name: N; visibility?: V; isSpecial?: X },
 ): TypedAction<N, S, TOutput, V, X> {
-  return definition as TypedAction<N, S, TOutput, V, X>
+  return definition
 }
 
 // ---- End of the end-to-end types block. ----

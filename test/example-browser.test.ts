@@ -5,19 +5,15 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CHROMIUM, chromiumSkipReason } from './helpers/chromium.js'
+import type { TapTest } from './helpers/postgres.js'
 
 // The example's web page in a real Chromium (driven by playwright-core): served by the example
 // server, then from another loopback origin calling the API through CORS with the auth cookie.
 
 const skip = chromiumSkipReason()
-if (skip) {
-  t.comment(`skipped: ${skip}`)
-  t.pass('skipped')
-} else {
-  await run()
-}
+t.test('the example page in Chromium', skip ? { skip } : {}, run)
 
-async function run() {
+async function run(t: TapTest) {
   const { chromium } = await import('playwright-core')
   const { createExample, publicDir } = await import('../example/app.js')
   const { buildClientModule } = await import('../example/client-module.js')

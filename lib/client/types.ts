@@ -46,7 +46,9 @@ type OnlyResultKey<T> = [keyof T] extends ['result'] ? (['result'] extends [keyo
  * ambiguity: an object whose only key is `result` holding a non-object comes back unwrapped too.
  * `Ok(undefined)` arrives as `{}`.
  */
-export type Delivered<T> = [T] extends [void]
+export type Delivered<T> = 0 extends 1 & T
+  ? any
+  : [T] extends [void]
   ? Record<string, never>
   : T extends unknown
     ? IsJsonObject<T> extends true

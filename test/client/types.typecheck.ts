@@ -15,6 +15,8 @@ const count = createAction({ name: 'count', description: '', handler: () => Ok(4
 const names = createAction({ name: 'names', description: '', handler: () => Ok(['a', 'b']) })
 const boxed = createAction({ name: 'boxed', description: '', handler: () => Ok({ result: 'sole key' }) })
 const refuse = createAction({ name: 'refuse', description: '', handler: () => Err('no') })
+const loose = createAction({ name: 'loose', description: '', handler: () => Ok(JSON.parse('{}') as any) })
+const nothing = createAction({ name: 'nothing', description: '', handler: () => Ok(undefined) })
 const tagged = createAction({
   name: 'tagged',
   description: 'zod: the client sends the input type (tags may be left out), the handler gets the output',
@@ -31,7 +33,7 @@ const attach = createAction({
 })
 
 const services = createServices([
-  createService({ name: 'tasks', description: '', actions: [create, count, names, boxed, refuse, tagged, hidden, attach] }),
+  createService({ name: 'tasks', description: '', actions: [create, count, names, boxed, refuse, tagged, hidden, attach, loose, nothing] }),
   createService({ name: 'other', description: '', actions: [count] }),
 ])
 
@@ -76,6 +78,10 @@ export async function typed() {
   if (listed.ok) listed.value satisfies string[]
   const sole = await client.tasks.boxed()
   if (sole.ok) sole.value satisfies string // the documented ambiguity: a sole non-object `result` is unwrapped
+  const anything = await client.tasks.loose()
+  if (anything.ok) anything.value satisfies { any: 'thing' } // `any` stays `any`
+  const none = await client.tasks.nothing()
+  if (none.ok) none.value satisfies Record<string, never> // Ok(undefined) arrives as {}
   await client.tasks.tagged({ at: '2024-01-01' }) // zod input type: `tags` has a default
   // @ts-expect-error zod input type: `at` is a string before the transform
   await client.tasks.tagged({ at: new Date() })

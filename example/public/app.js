@@ -1,8 +1,10 @@
 // The example page: one ES module that calls the server through fastify-actions/client.
-// `?api=<url>` points it at an API on another origin (CORS with cookies); by default, this server's /api.
+// The API's address comes from the page's own <meta name="api-base-url"> (never from the URL, so a
+// link cannot point the login form at another server); a copy on another origin names the full URL.
 import { createClient } from './client.js'
 
-const baseUrl = new URLSearchParams(location.search).get('api') ?? new URL('/api', location.href).href
+const meta = document.querySelector('meta[name="api-base-url"]')
+const baseUrl = new URL(meta?.content || '/api', location.href).href
 // The auth cookie is HttpOnly: the page never sees the token, the browser sends it (`credentials: 'include'`).
 const client = createClient({ baseUrl, credentials: 'include', timeout: 15000 })
 

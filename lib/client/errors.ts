@@ -15,6 +15,20 @@ export const clientErrorCodes = {
   badInput: 'FA_CLIENT_BAD_INPUT',
 } as const
 
+/** Every text the client itself writes into an error's `message` (tests import them from here). */
+export const clientMessages = {
+  network: (reason: string) => `The request failed: ${reason}`,
+  unreadable: (reason: string) => `The answer could not be read: ${reason}`,
+  timeout: (ms: number) => `No answer within ${ms}ms`,
+  aborted: 'The call was aborted',
+  notJson: (status: number) => `The server answered HTTP ${status} with a body that is not JSON`,
+  notEnvelope: (status: number) => `The server answered HTTP ${status} with JSON that is not an envelope`,
+  tokenFailed: (reason: string) => `token function failed: ${reason}`,
+  pathOutsideNode: (path: string) => `cannot read '${path}': a path works in Node only; pass a File or Blob`,
+  cannotRead: (path: string, reason: string) => `cannot read '${path}': ${reason}`,
+  notAFile: 'a file must be a File, a Blob, { data, name }, or (in Node) a path',
+} as const
+
 export type ClientErrorCode = (typeof clientErrorCodes)[keyof typeof clientErrorCodes]
 
 /** The error side of every client call. */

@@ -1,3 +1,5 @@
+import { clientMessages } from './errors.js'
+
 /**
  * A file to upload:
  * - a `File` (its own name) or a `Blob` (sent as `blob` unless wrapped with a name);
@@ -68,13 +70,13 @@ export async function toNamedBlob(input: FileInput): Promise<NamedBlob | { error
   }
   if (typeof input === 'string' || (typeof input === 'object' && input !== null && 'path' in input)) {
     const path = typeof input === 'string' ? input : input.path
-    if (!isNode()) return { error: `cannot read '${path}': a path works in Node only; pass a File or Blob` }
+    if (!isNode()) return { error: clientMessages.pathOutsideNode(path) }
     const name = typeof input === 'string' ? baseName(path) : (input.name ?? baseName(path))
     const type = (typeof input === 'object' && input.type) || typeOfName(name)
     try {
       return { blob: new Blob([bytesOf(await readPath(path))], { type }), name }
     } catch (error) {
-      return { error: `cannot read '${path}': ${error instanceof Error ? error.message : String(error)}` }
+      return { error: clientMessages.cannotRead(path, error instanceof Error ? error.message : String(error)) }
     }
   }
   if (typeof input === 'object' && input !== null && 'data' in input && typeof input.name === 'string') {
@@ -82,5 +84,5 @@ export async function toNamedBlob(input: FileInput): Promise<NamedBlob | { error
     const blob = input.data instanceof Blob ? input.data.slice(0, input.data.size, type) : new Blob([bytesOf(input.data)], { type })
     return { blob, name: input.name }
   }
-  return { error: 'a file must be a File, a Blob, { data, name }, or (in Node) a path' }
+  return { error: clientMessages.notAFile }
 }

@@ -3,7 +3,7 @@
  * No runtime dependency and no server code: every import from outside lib/client is `import type`.
  */
 import type { Service } from '../types.js'
-import { clientError, clientErrorCodes, type ClientError } from './errors.js'
+import { clientError, clientErrorCodes, clientMessages, type ClientError } from './errors.js'
 import { toNamedBlob } from './files.js'
 import { Err, Ok } from './result.js'
 import type {
@@ -18,7 +18,7 @@ import type {
 } from './types.js'
 
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
-export { clientErrorCodes, type ClientError, type ClientErrorCode } from './errors.js'
+export { clientErrorCodes, clientMessages, type ClientError, type ClientErrorCode } from './errors.js'
 export type { FileInput } from './files.js'
 export type * from './types.js'
 
@@ -57,7 +57,7 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
     try {
       token = typeof options.token === 'function' ? await options.token() : options.token
     } catch (error) {
-      return clientError(clientErrorCodes.badInput, `token function failed: ${messageOf(error)}`, 0, error)
+      return clientError(clientErrorCodes.badInput, clientMessages.tokenFailed(messageOf(error)), 0, error)
     }
     if (token) headers.set('authorization', `Bearer ${token}`)
     if (call?.headers) for (const [name, value] of new Headers(call.headers)) headers.set(name, value)
@@ -75,7 +75,7 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
 
     const signals = [options.signal, call?.signal].filter((signal): signal is AbortSignal => signal !== undefined)
     const timeout = call?.timeout ?? options.timeout ?? 0
-    if (signals.some((signal) => signal.aborted)) return Err(clientError(clientErrorCodes.aborted, 'The call was aborted', 0, signals.find((s) => s.aborted)?.reason))
+    if (signals.some((signal) => signal.aborted)) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted, 0, signals.find((s) => s.aborted)?.reason))
     if (signals.length === 0 && !(timeout > 0)) return receive(fetcher(endpoint, init), undefined, unwrapValue)
 
     // Our own controller and race: a fetch that ignores its signal (`app.fetch` over inject) still stops.
@@ -98,8 +98,8 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
       if (!stop) return result
       return Err(
         stop === 'timeout'
-          ? clientError(clientErrorCodes.timeout, `No answer within ${timeout}ms`)
-          : clientError(clientErrorCodes.aborted, 'The call was aborted', 0, reason),
+          ? clientError(clientErrorCodes.timeout, clientMessages.timeout(timeout))
+          : clientError(clientErrorCodes.aborted, clientMessages.aborted, 0, reason),
       )
     } finally {
       clearTimeout(timer)
@@ -118,25 +118,25 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
     try {
       response = await race(pending)
     } catch (error) {
-      return Err(clientError(clientErrorCodes.network, `The request failed: ${messageOf(error)}`, 0, error))
+      return Err(clientError(clientErrorCodes.network, clientMessages.network(messageOf(error)), 0, error))
     }
-    if (response === STOPPED) return Err(clientError(clientErrorCodes.aborted, 'stopped'))
+    if (response === STOPPED) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted)) // replaced by the caller, who knows why
     let text: string | typeof STOPPED
     try {
       text = await race(response.text())
     } catch (error) {
-      return Err(clientError(clientErrorCodes.network, `The answer could not be read: ${messageOf(error)}`, response.status, error))
+      return Err(clientError(clientErrorCodes.network, clientMessages.unreadable(messageOf(error)), response.status, error))
     }
-    if (text === STOPPED) return Err(clientError(clientErrorCodes.aborted, 'stopped'))
+    if (text === STOPPED) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted)) // replaced by the caller, who knows why
     const httpStatus = response.status
     let body: unknown
     try {
       body = JSON.parse(text)
     } catch {
-      return Err(clientError(clientErrorCodes.badResponse, `The server answered HTTP ${httpStatus} with a body that is not JSON`, httpStatus, text))
+      return Err(clientError(clientErrorCodes.badResponse, clientMessages.notJson(httpStatus), httpStatus, text))
     }
     if (!isEnvelope(body)) {
-      return Err(clientError(clientErrorCodes.badResponse, `The server answered HTTP ${httpStatus} with JSON that is not an envelope`, httpStatus, body))
+      return Err(clientError(clientErrorCodes.badResponse, clientMessages.notEnvelope(httpStatus), httpStatus, body))
     }
     if (body.status && response.ok) return Ok(unwrapValue ? unwrap(body.data) : body.data)
     const error: ClientError = { status: false, message: body.message, data: body.data, httpStatus }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { messages } from '../../lib/index.js'
 import { tokenMessages } from '../../plugins/token.js'
-import { createClient, type FetchLike } from '../../lib/client/index.js'
+import { clientErrorCodes, clientMessages, createClient, type FetchLike } from '../../lib/client/index.js'
 import { clientServer, listen, SECRET, type Services } from './fixtures.js'
 
 // Auth by bearer token (a string, or a function called per request) and by cookie; tokens issued
@@ -34,6 +34,13 @@ for (const transport of ['socket', 'app.fetch'] as const) {
     }, 'no token when the function answers undefined')
     t.same(await rotating.account.me(), { ok: true, value: { userId: 'cy' } })
     t.equal(calls, 3, 'called once per request')
+
+    const failing = new Error('refresh failed')
+    const throwing = createClient<Services>({ baseUrl, fetch, token: () => Promise.reject(failing) })
+    t.same(await throwing.account.me(), {
+      ok: false,
+      error: { status: false, message: clientMessages.tokenFailed('refresh failed'), data: empty, httpStatus: 0, code: clientErrorCodes.badInput, cause: failing },
+    }, 'a token function that fails: nothing is sent')
 
     const bad = createClient<Services>({ baseUrl, fetch, token: 'not.a.jwt' })
     t.same(await bad.account.me(), {

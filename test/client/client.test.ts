@@ -1,6 +1,6 @@
 import t from 'tap'
 import { messages } from '../../lib/index.js'
-import { clientErrorCodes, createClient, isErr, isOk, type ClientResult, type FetchLike } from '../../lib/client/index.js'
+import { clientErrorCodes, clientMessages, createClient, isErr, isOk, type ClientResult, type FetchLike } from '../../lib/client/index.js'
 import { freePort } from '../helpers/redis.js'
 import type { TapTest } from '../helpers/postgres.js'
 import { clientServer, DISCOVERY_SECRET, listen, type Services } from './fixtures.js'
@@ -112,7 +112,7 @@ for (const transport of ['socket', 'app.fetch'] as const) {
       const html = errOf(t, await createClient({ baseUrl: `${origin}/text`, fetch }).invoke('a', 'b'))
       t.same(html, {
         status: false,
-        message: 'The server answered HTTP 200 with a body that is not JSON',
+        message: clientMessages.notJson(200),
         data: empty,
         httpStatus: 200,
         code: clientErrorCodes.badResponse,
@@ -121,7 +121,7 @@ for (const transport of ['socket', 'app.fetch'] as const) {
       const plain = errOf(t, await createClient({ baseUrl: `${origin}/plain`, fetch }).invoke('a', 'b'))
       t.same(plain, {
         status: false,
-        message: 'The server answered HTTP 502 with JSON that is not an envelope',
+        message: clientMessages.notEnvelope(502),
         data: empty,
         httpStatus: 502,
         code: clientErrorCodes.badResponse,
@@ -132,7 +132,7 @@ for (const transport of ['socket', 'app.fetch'] as const) {
     t.test('timeout: per call and by default, the same in-process as over a socket', async (t) => {
       let started = Date.now()
       const late = errOf(t, await client.calc.slow({ ms: 1000 }, { timeout: 50 }))
-      t.same(late, { status: false, message: 'No answer within 50ms', data: empty, httpStatus: 0, code: clientErrorCodes.timeout })
+      t.same(late, { status: false, message: clientMessages.timeout(50), data: empty, httpStatus: 0, code: clientErrorCodes.timeout })
       t.ok(Date.now() - started < 900, 'the client did not wait for the answer')
       const impatient = createClient<Services>({ baseUrl, fetch, timeout: 40 })
       started = Date.now()
@@ -147,10 +147,10 @@ for (const transport of ['socket', 'app.fetch'] as const) {
       setTimeout(() => controller.abort(reason), 30)
       const started = Date.now()
       const aborted = errOf(t, await client.calc.slow({ ms: 1000 }, { signal: controller.signal }))
-      t.same(aborted, { status: false, message: 'The call was aborted', data: empty, httpStatus: 0, code: clientErrorCodes.aborted, cause: reason })
+      t.same(aborted, { status: false, message: clientMessages.aborted, data: empty, httpStatus: 0, code: clientErrorCodes.aborted, cause: reason })
       t.ok(Date.now() - started < 900)
       const pre = errOf(t, await client.calc.add({ a: 1, b: 1 }, { signal: AbortSignal.abort('gone') }))
-      t.same(pre, { status: false, message: 'The call was aborted', data: empty, httpStatus: 0, code: clientErrorCodes.aborted, cause: 'gone' })
+      t.same(pre, { status: false, message: clientMessages.aborted, data: empty, httpStatus: 0, code: clientErrorCodes.aborted, cause: 'gone' })
       const shared = new AbortController()
       const scoped = createClient<Services>({ baseUrl, fetch, signal: shared.signal })
       t.same(await scoped.calc.answer(), { ok: true, value: 42 })
@@ -194,6 +194,6 @@ t.test('network failure: a closed port, and a fetch that rejects', async (t) => 
   const broken = createClient({ baseUrl: '/api', fetch: () => Promise.reject(new TypeError('Failed to fetch')) })
   t.same(await broken.invoke('a', 'b'), {
     ok: false,
-    error: { status: false, message: 'The request failed: Failed to fetch', data: empty, httpStatus: 0, code: clientErrorCodes.network, cause: new TypeError('Failed to fetch') },
+    error: { status: false, message: clientMessages.network('Failed to fetch'), data: empty, httpStatus: 0, code: clientErrorCodes.network, cause: new TypeError('Failed to fetch') },
   })
 })

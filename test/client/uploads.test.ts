@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { messages } from '../../lib/index.js'
-import { clientErrorCodes, createClient, type FetchLike } from '../../lib/client/index.js'
+import { clientErrorCodes, clientMessages, createClient, type FetchLike } from '../../lib/client/index.js'
 import { clientServer, listen, type Services } from './fixtures.js'
 
 // client.upload over a real socket and in-process: single, multiple, from a path or a Buffer,
@@ -97,6 +97,9 @@ for (const transport of ['socket', 'app.fetch'] as const) {
     t.test('a path that cannot be read is an Err before any request', async (t) => {
       const result = await client.upload('docs', 'attach', { files: { file: join(dir, 'missing.txt') }, fields: { note: 'x' } })
       t.match(result, { ok: false, error: { status: false, httpStatus: 0, code: clientErrorCodes.badInput, message: /^cannot read '.*missing\.txt': ENOENT/ } })
+      // @ts-expect-error not a file at all
+      const wrong = await client.upload('docs', 'attach', { files: { file: 42 }, fields: { note: 'x' } })
+      t.same(wrong, { ok: false, error: { status: false, message: clientMessages.notAFile, data: {}, httpStatus: 0, code: clientErrorCodes.badInput } })
     })
   })
 }

@@ -27,6 +27,7 @@ export const clientMessages = {
   pathOutsideNode: (path: string) => `cannot read '${path}': a path works in Node only; pass a File or Blob`,
   cannotRead: (path: string, reason: string) => `cannot read '${path}': ${reason}`,
   notAFile: 'a file must be a File, a Blob, { data, name }, or (in Node) a path',
+  notSerializable: (reason: string) => `the payload cannot be sent as JSON: ${reason}`,
 } as const
 
 export type ClientErrorCode = (typeof clientErrorCodes)[keyof typeof clientErrorCodes]

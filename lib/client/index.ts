@@ -51,6 +51,15 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
   // Called through a wrapper: a browser's fetch refuses to run with another `this`.
   const fetcher: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
 
+  /** The fetch call, a synchronous throw (a custom fetch) turned into a rejection like any other. */
+  function request(init: RequestInit): Promise<Response> {
+    try {
+      return Promise.resolve(fetcher(endpoint, init))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
   async function headersFor(call: CallOptions | undefined, contentType: string | undefined): Promise<Headers | ClientError> {
     const headers = new Headers(options.headers)
     let token: string | undefined | null
@@ -76,7 +85,7 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
     const signals = [options.signal, call?.signal].filter((signal): signal is AbortSignal => signal !== undefined)
     const timeout = call?.timeout ?? options.timeout ?? 0
     if (signals.some((signal) => signal.aborted)) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted, 0, signals.find((s) => s.aborted)?.reason))
-    if (signals.length === 0 && !(timeout > 0)) return receive(fetcher(endpoint, init), undefined, unwrapValue)
+    if (signals.length === 0 && !(timeout > 0)) return receive(request(init), undefined, unwrapValue)
 
     // Our own controller and race: a fetch that ignores its signal (`app.fetch` over inject) still stops.
     const controller = new AbortController()
@@ -94,7 +103,7 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
     const stopped = new Promise<typeof STOPPED>((resolve) => controller.signal.addEventListener('abort', () => resolve(STOPPED), { once: true }))
     init.signal = controller.signal
     try {
-      const result = await receive(fetcher(endpoint, init), stopped, unwrapValue)
+      const result = await receive(request(init), stopped, unwrapValue)
       if (!stop) return result
       return Err(
         stop === 'timeout'
@@ -144,8 +153,16 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
     return Err(error)
   }
 
-  const execute = (service: string, action: string, payload: unknown, call?: CallOptions) =>
-    send(JSON.stringify({ intent: 'execute', service, action, payload: payload ?? {} }), call, true)
+  function execute(service: string, action: string, payload: unknown, call?: CallOptions): Promise<ClientResult<unknown>> {
+    let body: string
+    try {
+      body = JSON.stringify({ intent: 'execute', service, action, payload: payload ?? {} })
+    } catch (error) {
+      // A BigInt or a cycle in the payload: an Err like every other failure, never a throw.
+      return Promise.resolve(Err(clientError(clientErrorCodes.badInput, clientMessages.notSerializable(messageOf(error)), 0, error)))
+    }
+    return send(body, call, true)
+  }
 
   function discover(intent: 'explore' | 'schema', service = '*', action = '*', call?: DiscoveryOptions) {
     const secret = call?.discoverySecret ?? options.discoverySecret
@@ -163,7 +180,12 @@ export function createClient<T extends readonly Service[] = Service[]>(options: 
     }
     for (const [name, value] of Object.entries(input?.files ?? {})) {
       for (const item of Array.isArray(value) ? value : [value]) {
-        const file = await toNamedBlob(item)
+        let file: Awaited<ReturnType<typeof toNamedBlob>>
+        try {
+          file = await toNamedBlob(item)
+        } catch (error) {
+          file = { error: messageOf(error) }
+        }
         if ('error' in file) return Err(clientError(clientErrorCodes.badInput, file.error))
         form.append(name, file.blob, file.name)
       }

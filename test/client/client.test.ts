@@ -186,6 +186,20 @@ for (const transport of ['socket', 'app.fetch'] as const) {
   })
 }
 
+t.test('nothing throws: a payload that is not JSON, a fetch that throws synchronously', async (t) => {
+  let calls = 0
+  const client = createClient({ baseUrl: '/api', fetch: () => {
+    calls++
+    throw new TypeError('bad init')
+  } })
+  const cyclic: Record<string, unknown> = {}
+  cyclic.self = cyclic
+  t.match(await client.invoke('a', 'b', { big: 1n }), { ok: false, error: { code: clientErrorCodes.badInput, httpStatus: 0, message: /^the payload cannot be sent as JSON: / } })
+  t.match(await client.invoke('a', 'b', cyclic), { ok: false, error: { code: clientErrorCodes.badInput, message: /^the payload cannot be sent as JSON: / } })
+  t.equal(calls, 0, 'nothing was sent')
+  t.same(await client.invoke('a', 'b'), { ok: false, error: { status: false, message: clientMessages.network('bad init'), data: empty, httpStatus: 0, code: clientErrorCodes.network, cause: new TypeError('bad init') } })
+})
+
 t.test('network failure: a closed port, and a fetch that rejects', async (t) => {
   const port = await freePort()
   const client = createClient({ baseUrl: `http://127.0.0.1:${port}/api` })

@@ -1,11 +1,16 @@
 import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
+import { fileURLToPath } from 'node:url'
 import { sql } from 'drizzle-orm'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
+import { drizzle as drizzlePglite, PgliteDatabase } from 'drizzle-orm/pglite'
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
+import { drizzle as drizzlePg, NodePgDatabase } from 'drizzle-orm/node-postgres'
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
 import { Err, Ok, type DBX, type Result } from '../lib/index.js'
-import { setupStatements } from './schema.js'
+
+/** The SQL drizzle-kit generated from example/schema.ts. */
+export const migrationsFolder = fileURLToPath(new URL('./drizzle', import.meta.url))
 
 export interface Database {
   db: DBX
@@ -50,10 +55,16 @@ function serverOf(url: string): string {
   }
 }
 
-/** The idempotent schema step `onBoot` runs: CREATE … IF NOT EXISTS. */
+/** The schema step `onBoot` runs: drizzle-orm's migrator applies the migrations not applied yet. */
 export async function setupDatabase(db: DBX): Promise<Result<null, string>> {
   try {
-    for (const statement of setupStatements) await db.execute(sql.raw(statement))
+    if (db instanceof PgliteDatabase) await migratePglite(db, { migrationsFolder })
+    else if (db instanceof NodePgDatabase) {
+      // The bookkeeping table lives next to the tables, in the schema of the connection's search_path.
+      const { rows } = await db.execute<{ schema: string }>(sql`select current_schema() as schema`)
+      await migratePg(db, { migrationsFolder, migrationsSchema: rows[0]?.schema ?? 'public' })
+    }
+    else return Err('Database setup failed: expected a PGlite or node-postgres Drizzle database')
     return Ok(null)
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error

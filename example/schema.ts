@@ -1,25 +1,46 @@
-import { boolean, pgTable, text, timestamp, uuid, varchar } from 'drizzle-orm/pg-core'
+import { boolean, index, integer, pgTable, text, timestamp, uuid, varchar } from 'drizzle-orm/pg-core'
+
+// The tables of the example application. Migrations are generated from this file by drizzle-kit
+// (`npx drizzle-kit generate --config example/drizzle.config.ts`, SQL in example/drizzle/) and
+// applied at start-up by example/db.ts.
 
 /** The tasks of the example application. */
-export const tasks = pgTable('tasks', {
+export const tasks = pgTable(
+  'tasks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    title: varchar('title', { length: 200 }).notNull(),
+    notes: text('notes'),
+    done: boolean('done').notNull().default(false),
+    /** The `userId` of the JWT that claimed or added the task. */
+    ownerId: text('owner_id'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (table) => [index('tasks_owner_id_idx').on(table.ownerId)],
+)
+
+/** The people who sign in to the web page (account.signup / account.login). */
+export const users = pgTable('users', {
   id: uuid('id').primaryKey().defaultRandom(),
-  title: varchar('title', { length: 200 }).notNull(),
-  notes: text('notes'),
-  done: boolean('done').notNull().default(false),
-  /** The `userId` of the JWT that claimed the task (tasks.claim). */
-  ownerId: text('owner_id'),
+  username: varchar('username', { length: 50 }).notNull().unique(),
+  /** `scrypt:<salt>:<hash>`, both base64url. */
+  passwordHash: text('password_hash').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
 })
 
-/** Creates what the table above needs; safe to run at every start. One statement per entry (PGlite runs one at a time). */
-export const setupStatements = [
-  `CREATE TABLE IF NOT EXISTS tasks (
-    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    title varchar(200) NOT NULL,
-    notes text,
-    done boolean NOT NULL DEFAULT false,
-    owner_id text,
-    created_at timestamptz(3) NOT NULL DEFAULT now()
-  )`,
-  'CREATE INDEX IF NOT EXISTS tasks_owner_id_idx ON tasks (owner_id)',
-]
+/** Files attached to tasks; the bytes live on disk under `ATTACHMENTS_DIR`, named by `id`. */
+export const attachments = pgTable(
+  'attachments',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    name: varchar('name', { length: 128 }).notNull(),
+    type: varchar('type', { length: 100 }).notNull(),
+    size: integer('size').notNull(),
+    uploadedBy: text('uploaded_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (table) => [index('attachments_task_id_idx').on(table.taskId)],
+)

@@ -70,19 +70,50 @@ export type ActionDefinition<S extends ValidationSchema | null | undefined, TOut
   'validation'
 > & { validation?: S }
 
-/** Defines an action; the handler's `data` is typed from `validation`. */
-export function createAction<S extends ValidationSchema | null | undefined = undefined, TOutput = unknown>(
-  definition: ActionDefinition<S, TOutput>,
-): Action<InferInput<S>, TOutput> {
+// ---- End-to-end types (issue 13): what `createAction` keeps for the typed client. ----
+
+/** `Action['visibility']`, kept as written so `{ rest: false }` stays a literal type. */
+export type ActionVisibility = NonNullable<Action['visibility']>
+
+/**
+ * An action that remembers, in its type, its literal `name`, its `validation` schema, its handler's
+ * `Ok` type, its `visibility` and its `isSpecial`: the typed client reads them (no code generation).
+ * At run time it is the very object given to `createAction`.
+ */
+export type TypedAction<
+  N extends string = string,
+  S extends ValidationSchema | null | undefined = ValidationSchema | null | undefined,
+  TOutput = unknown,
+  V extends ActionVisibility | undefined = ActionVisibility | undefined,
+  X extends ActionSpecial | undefined = ActionSpecial | undefined,
+> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial'> & {
+  name: N
+  validation?: S
+  visibility?: V
+  isSpecial?: X
+}
+
+/** Defines an action; the handler's `data` is typed from `validation`, and the result keeps the types the client needs. */
+export function createAction<
+  const N extends string,
+  S extends ValidationSchema | null | undefined = undefined,
+  TOutput = unknown,
+  const V extends ActionVisibility | undefined = undefined,
+  const X extends ActionSpecial | undefined = undefined,
+>(
+  definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial'> & { name: N; visibility?: V; isSpecial?: X },
+): TypedAction<N, S, TOutput, V, X> {
   return definition
 }
 
+// ---- End of the end-to-end types block. ----
+
 /** Wraps a list of actions (optional; a plain array works the same). */
-export function createActions(actions: Action[]): Action[] {
+export function createActions<const T extends Action[]>(actions: T): T {
   return actions
 }
 
-/** Wraps a list of services (optional; a plain array works the same). */
-export function createServices(services: Service[]): Service[] {
+/** Wraps a list of services (optional; a plain array works the same). Keeps each service's type for `createClient<typeof services>`. */
+export function createServices<const T extends Service[]>(services: T): T {
   return services
 }

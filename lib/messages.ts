@@ -79,6 +79,11 @@ export const messages = {
   unknownCursorColumn: (column: string, entity: string) => `Cursor column '${column}' does not exist on ${entity} table`,
   invalidPagination: 'Invalid pagination options',
   databaseFailed: (entity: string, operation: string) => `Database error in ${entity}.${operation}`,
+  // Issuing tokens from an action (plugins/token.ts)
+  tokenNoRequest: 'signToken: no HTTP request in scope; call it inside an action executed over REST',
+  tokenNoAuth: 'signToken: authentication is not configured (config.auth)',
+  tokenVerifyOnly: 'signToken: auth.secret is a public key, which can verify tokens but not sign them',
+  tokenNoCookies: "signToken: setting a cookie needs auth.method 'cookie'",
   // Uploads (lib/uploads/, plugins/uploads.ts)
   invalidMultipart: 'Invalid multipart form-data body',
   reservedFieldName: "form-data field names such as '__proto__' or 'constructor' are not allowed",

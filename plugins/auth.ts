@@ -9,6 +9,7 @@ import { messages } from '../lib/messages.js'
 import { Ok } from '../lib/result.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
+import { registerTokenIssuer } from './token.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
 export interface TokenSigner {
@@ -151,6 +152,7 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
     },
   }
   await app.register(fastifyJwt, jwtOptions)
+  registerTokenIssuer(app, auth) // signToken (plugins/token.ts): actions issue tokens with this jwt
   const allowed = new Set(allowedOrigins)
   const crossSiteGuard = auth.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request, allowed) : undefined
   const authenticate = createAuthenticator(app, lookup, crossSiteGuard)

@@ -1,5 +1,5 @@
 import Type from 'typebox'
-import { createAction, Err, Ok, type Service } from '../../lib/index.js'
+import { createAction, createService, Err, Ok } from '../../lib/index.js'
 
 /** A before hook: trims the name and remembers when the execution started. */
 const normalize = createAction({
@@ -56,9 +56,9 @@ const slow = createAction({
   },
 })
 
-export const greetings: Service = {
+export const greetings = createService({
   name: 'greetings',
   description: 'Greetings: validation, hooks, an Err and a slow request',
   meta: { version: '1' },
   actions: [normalize, stamp, hello, refuse, slow],
-}
+})

@@ -1,7 +1,10 @@
-import { desc, eq } from 'drizzle-orm'
+import { randomUUID } from 'node:crypto'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { and, desc, eq } from 'drizzle-orm'
 import Type from 'typebox'
-import { createAction, createModel, Err, getContext, handleError, Ok, type DBX, type Service } from '../../lib/index.js'
-import { tasks } from '../schema.js'
+import { createAction, createModel, createService, Err, getContext, handleError, Ok, UploadedFiles, type DBX } from '../../lib/index.js'
+import { attachments, tasks } from '../schema.js'
 
 /** CRUD on the tasks table; the database is read from the context (`resources.database`) at each call. */
 export const taskModel = createModel(tasks, { name: 'task' })
@@ -10,8 +13,7 @@ export const taskModel = createModel(tasks, { name: 'task' })
 const { insert, update, select } = taskModel.schemas
 const Id = Type.Object({ id: select.properties.id }, { additionalProperties: false })
 
-export const signInRequired =
-  'This action needs a signed-in user: start the server with JWT_SECRET and send "Authorization: Bearer <token>"'
+export const signInRequired = 'This action needs a signed-in user: log in first (account.login)'
 
 const create = createAction({
   name: 'create',
@@ -99,9 +101,92 @@ const mine = createAction({
   },
 })
 
-export const taskService: Service = {
-  name: 'tasks',
-  description: 'Tasks on a database: createModel with schemas from getValidationSchemas',
-  meta: { version: '1' },
-  actions: [create, get, list, change, remove, claim, mine],
+const add = createAction({
+  name: 'add',
+  description: 'Creates a task owned by the signed-in user (JWT)',
+  isProtected: true,
+  validation: Type.Object({ title: insert.properties.title, notes: insert.properties.notes }, { additionalProperties: false }),
+  handler: (data, context) => {
+    const user = context.getUser()
+    if (!user) return Err(signInRequired)
+    return taskModel.create({ data: { ...data, ownerId: user.userId } })
+  },
+})
+
+/** Where attachment bytes are kept: `resources.attachmentsDir` (ATTACHMENTS_DIR), `./data/attachments` by default. */
+function attachmentsDir(): string {
+  const dir = getContext().resources.attachmentsDir
+  return resolve(typeof dir === 'string' ? dir : './data/attachments')
 }
+
+export const taskNotFound = 'Task not found'
+
+const attach = createAction({
+  name: 'attach',
+  description: "Attaches files to one of the signed-in user's tasks (multipart: taskId, file)",
+  isProtected: true,
+  // The upload validation chain (sizes, count, types) has run before this schema is checked.
+  isSpecial: { contentType: 'multipart/form-data', uploadMode: 'flat' },
+  validation: Type.Object({
+    fields: Type.Object({ taskId: select.properties.id }),
+    files: Type.Object({ file: UploadedFiles }),
+  }),
+  handler: async (data, context) => {
+    const user = context.getUser()
+    if (!user) return Err(signInRequired)
+    const db = getContext<DBX>().resources.database as DBX
+    const [task] = await db.select({ id: tasks.id }).from(tasks).where(and(eq(tasks.id, data.fields.taskId), eq(tasks.ownerId, user.userId)))
+    if (!task) return Err(taskNotFound)
+    const files = Array.isArray(data.files.file) ? data.files.file : [data.files.file]
+    const dir = attachmentsDir()
+    await mkdir(dir, { recursive: true })
+    const written: string[] = []
+    try {
+      const rows = files.map((file) => ({ id: randomUUID(), taskId: task.id, name: file.name, type: file.type, size: file.size, uploadedBy: user.userId }))
+      for (const [index, file] of files.entries()) {
+        const path = join(dir, rows[index].id)
+        await writeFile(path, new Uint8Array(await file.arrayBuffer()))
+        written.push(path)
+      }
+      const items = await db.insert(attachments).values(rows).returning()
+      return Ok({ items })
+    } catch (error) {
+      await Promise.all(written.map((path) => rm(path, { force: true })))
+      return handleError({ message: 'Could not store the attachment', data: { error: String(error) } })
+    }
+  },
+})
+
+const listAttachments = createAction({
+  name: 'attachments',
+  description: "Lists the attachments of the signed-in user's tasks (optionally of one task)",
+  isProtected: true,
+  validation: Type.Object({ taskId: Type.Optional(select.properties.id) }, { additionalProperties: false }),
+  handler: async (data, context) => {
+    const user = context.getUser()
+    if (!user) return Err(signInRequired)
+    const db = getContext<DBX>().resources.database as DBX
+    const owned = eq(tasks.ownerId, user.userId)
+    const items = await db
+      .select({
+        id: attachments.id,
+        taskId: attachments.taskId,
+        name: attachments.name,
+        type: attachments.type,
+        size: attachments.size,
+        createdAt: attachments.createdAt,
+      })
+      .from(attachments)
+      .innerJoin(tasks, eq(tasks.id, attachments.taskId))
+      .where(data.taskId ? and(owned, eq(attachments.taskId, data.taskId)) : owned)
+      .orderBy(attachments.createdAt)
+    return Ok({ items })
+  },
+})
+
+export const taskService = createService({
+  name: 'tasks',
+  description: 'Tasks on a database: createModel with schemas from getValidationSchemas; attachments by upload',
+  meta: { version: '1' },
+  actions: [create, get, list, change, remove, claim, mine, add, attach, listAttachments],
+})

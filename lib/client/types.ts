@@ -1,0 +1,196 @@
+import type { IsHiddenFromRest, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
+import type { Service } from '../action.js'
+import type { ClientError } from './errors.js'
+import type { FileInput } from './files.js'
+import type { Result } from './result.js'
+
+/** What every call resolves to: never a throw. */
+export type ClientResult<T> = Result<T, ClientError>
+
+/** Per-call options; each overrides the client's default of the same name. */
+export interface CallOptions {
+  /** Aborts the call (`FA_CLIENT_ABORTED`); the client's default `signal` aborts it too. */
+  signal?: AbortSignal
+  /** Milliseconds before the call gives up (`FA_CLIENT_TIMEOUT`); 0 for none. */
+  timeout?: number
+  /** Merged over the client's headers; `Content-Type` stays the client's. */
+  headers?: HeadersInit
+}
+
+export interface DiscoveryOptions extends CallOptions {
+  /** Overrides the client's `discoverySecret`. */
+  discoverySecret?: string
+}
+
+/** The value as it comes out of JSON: dates become strings, bigints strings (the server's rule), functions vanish. */
+export type Json<T> = T extends { toJSON(...args: any[]): infer J }
+  ? Json<J>
+  : T extends string | number | boolean | null
+    ? T
+    : T extends bigint
+      ? string
+      : T extends undefined | symbol | ((...args: any[]) => any)
+        ? undefined
+        : T extends readonly (infer E)[]
+          ? Json<E>[]
+          : T extends object
+            ? { [K in keyof T as T[K] extends symbol | ((...args: any[]) => any) ? never : K]: Json<T[K]> }
+            : unknown
+
+type IsJsonObject<T> = T extends object ? (T extends readonly unknown[] ? false : true) : false
+type OnlyResultKey<T> = [keyof T] extends ['result'] ? (['result'] extends [keyof T] ? true : false) : false
+
+/**
+ * The success value the client hands back. The envelope sends a non-object `Ok` value as
+ * `data: { result }`; the client unwraps it, so this is the handler's own value. The one
+ * ambiguity: an object whose only key is `result` holding a non-object comes back unwrapped too.
+ * `Ok(undefined)` arrives as `{}`.
+ */
+export type Delivered<T> = 0 extends 1 & T
+  ? any
+  : [T] extends [void]
+  ? Record<string, never>
+  : T extends unknown
+    ? IsJsonObject<T> extends true
+      ? OnlyResultKey<T> extends true
+        ? IsJsonObject<T[keyof T & 'result']> extends true
+          ? T
+          : T[keyof T & 'result']
+        : T
+      : T
+    : never
+
+/** The typed success value of an action. */
+export type OutputFor<A> = Delivered<Json<OutputOf<A>>>
+
+type ActionsOf<S> = S extends { actions: readonly (infer A)[] } ? A : never
+type NameOf<A> = A extends { name: infer N extends string } ? N : never
+// A Proxy cannot answer `then` or `toJSON` (await and JSON.stringify probe them): such names go through `invoke`.
+type ProbedName = 'then' | 'toJSON'
+
+type JsonActions<S> = ActionsOf<S> extends infer A
+  ? A extends unknown
+    ? IsHiddenFromRest<A> extends true
+      ? never
+      : IsUploadAction<A> extends true
+        ? never
+        : NameOf<A> extends ProbedName
+          ? never
+          : A
+    : never
+  : never
+
+type UploadActions<S> = ActionsOf<S> extends infer A
+  ? A extends unknown
+    ? IsHiddenFromRest<A> extends true
+      ? never
+      : IsUploadAction<A> extends true
+        ? A
+        : never
+    : never
+  : never
+
+/** One typed call: the payload may be left out when the schema requires nothing. */
+export type ActionCall<A> = {} extends PayloadOf<A>
+  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<OutputFor<A>>>
+  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<OutputFor<A>>>
+
+/** `client.<service>`: one method per action reachable over REST with a JSON body. */
+export type ServiceClient<S> = { [A in JsonActions<S> as NameOf<A>]: ActionCall<A> }
+
+/** The form of an upload: files by field name (one or several per key) and text fields. */
+export interface UploadInput {
+  files?: Record<string, FileInput | FileInput[]>
+  fields?: Record<string, string | string[]>
+}
+
+/** The text fields an upload action declares in its schema (`{ fields: {...}, files: {...} }`), else any. */
+type UploadFieldsOf<A> = PayloadOf<A> extends { fields: infer F } ? F : Record<string, string | string[]>
+type UploadFilesOf<A> = PayloadOf<A> extends { files: infer F }
+  ? { [K in keyof F]: F[K] extends readonly unknown[] ? FileInput[] : FileInput | FileInput[] }
+  : Record<string, FileInput | FileInput[]>
+
+/** The typed upload input of an `isSpecial` action. */
+export type UploadInputFor<A> = { files: UploadFilesOf<A>; fields?: UploadFieldsOf<A> } | ({} extends UploadFilesOf<A> ? { files?: UploadFilesOf<A>; fields?: UploadFieldsOf<A> } : never)
+
+/** Service names the client's own methods use: refused by `createClient<typeof services>`. */
+export type ReservedServiceName = 'invoke' | 'explore' | 'schema' | 'upload' | ProbedName
+
+type Services = readonly Service[]
+type IsUntyped<T extends Services> = string extends T[number]['name'] ? true : false
+
+type UntypedCall = (payload?: Record<string, unknown>, options?: CallOptions) => Promise<ClientResult<unknown>>
+
+/** The typed services of `createClient<typeof services>`: `api.tasks.create(payload)`. */
+export type InferApi<T extends Services> = IsUntyped<T> extends true
+  ? { readonly [service: string]: { readonly [action: string]: UntypedCall } }
+  : { readonly [S in T[number] as S['name']]: ServiceClient<S> }
+
+/** Service name → action name → the action, for the upload actions. */
+type UploadTable<T extends Services> = IsUntyped<T> extends true
+  ? Record<string, Record<string, unknown>>
+  : { [S in T[number] as [UploadActions<S>] extends [never] ? never : S['name']]: { [A in UploadActions<S> as NameOf<A>]: A } }
+
+type UploadResult<T extends Services, S, A> = IsUntyped<T> extends true
+  ? unknown
+  : S extends keyof UploadTable<T>
+    ? A extends keyof UploadTable<T>[S]
+      ? OutputFor<UploadTable<T>[S][A]>
+      : unknown
+    : unknown
+
+type UploadInputOf<T extends Services, S, A> = IsUntyped<T> extends true
+  ? UploadInput
+  : S extends keyof UploadTable<T>
+    ? A extends keyof UploadTable<T>[S]
+      ? UploadInputFor<UploadTable<T>[S][A]>
+      : UploadInput
+    : UploadInput
+
+/** The client's own methods, next to the services. */
+export interface ClientMethods<T extends Services> {
+  /** Any action by name, untyped: for names known only at run time. */
+  invoke<R = unknown>(service: string, action: string, payload?: Record<string, unknown>, options?: CallOptions): Promise<ClientResult<R>>
+  /** The `explore` intent: `('*')` lists services, `(service)` its actions, `(service, action)` one action. */
+  explore(service?: string, action?: string, options?: DiscoveryOptions): Promise<ClientResult<Record<string, unknown>>>
+  /** The `schema` intent: JSON Schemas keyed like `explore`. */
+  schema(service?: string, action?: string, options?: DiscoveryOptions): Promise<ClientResult<Record<string, unknown>>>
+  /** A multipart call to an `isSpecial` action: files and text fields, routing fields added by the client. */
+  upload<S extends keyof UploadTable<T> & string, A extends keyof UploadTable<T>[S] & string>(
+    service: S,
+    action: A,
+    input: UploadInputOf<T, S, A>,
+    options?: CallOptions,
+  ): Promise<ClientResult<UploadResult<T, S, A>>>
+}
+
+export type Client<T extends Services = Service[]> = InferApi<T> & ClientMethods<T>
+
+/** `createClient<typeof services>` with a service named like a client method: a compile error that names it. */
+export type ReservedNameCheck<T extends Services> = [Extract<T[number]['name'], ReservedServiceName>] extends [never]
+  ? unknown
+  : IsUntyped<T> extends true
+    ? unknown
+    : { 'rename these services, they collide with the client methods (or call them with client.invoke)': Extract<T[number]['name'], ReservedServiceName> }
+
+/** A `fetch`: the global one, `server.rest.app.fetch`, or any other with the same signature. */
+export type FetchLike = (input: Request | string | URL, init?: RequestInit) => Promise<Response>
+
+export interface ClientOptions {
+  /** The server's origin and base path, e.g. `http://localhost:8000/api`; the client posts to `${baseUrl}/services`. */
+  baseUrl: string
+  /** Default: the global `fetch`. `server.rest.app.fetch` runs calls in-process. */
+  fetch?: FetchLike
+  /** Sent with every call; per-call headers are merged over them. */
+  headers?: HeadersInit
+  /** A bearer token, or a function called before each request (return undefined to send none). */
+  token?: string | (() => string | undefined | null | Promise<string | undefined | null>)
+  /** `include` to send and receive cookies cross-origin (cookie auth); the fetch default otherwise. */
+  credentials?: RequestCredentials
+  /** Default timeout in ms for every call; none by default. */
+  timeout?: number
+  /** Aborts every call made by this client. */
+  signal?: AbortSignal
+  /** Sent as `payload.discoverySecret` with `explore` and `schema`. */
+  discoverySecret?: string
+}

@@ -1,0 +1,52 @@
+import type { Static, TSchema } from 'typebox'
+import type { StandardSchemaV1 } from './standard-schema.js'
+import type { Action, Service } from './action.js'
+
+/** A service that keeps its literal `name` and its actions' types (see `createService`). */
+export type TypedService<N extends string = string, A extends Action[] = Action[]> = Omit<Service, 'name' | 'actions'> & {
+  name: N
+  actions: A
+}
+
+/**
+ * Defines a service. Same object at run time; its type keeps the literal name and each action's
+ * name, input and output, so `createClient<typeof services>` types every call. A service written
+ * as a plain object annotated `Service` works the same on the server, untyped on the client.
+ */
+export function createService<const N extends string, const A extends Action[]>(service: {
+  name: N
+  description: string
+  actions: A
+  meta?: Record<string, unknown>
+}): TypedService<N, A> {
+  return service
+}
+
+/**
+ * What a caller sends to an action: the schema's *input* type (for a Standard Schema with defaults
+ * or transforms it differs from the handler's `data`); a record of unknowns without a schema.
+ */
+export type PayloadOf<A> = A extends { validation?: infer S }
+  ? [NonNullable<S>] extends [never]
+    ? Record<string, unknown>
+    : NonNullable<S> extends StandardSchemaV1
+      ? StandardSchemaV1.InferInput<NonNullable<S>>
+      : NonNullable<S> extends TSchema
+        ? Static<NonNullable<S>>
+        : Record<string, unknown>
+  : Record<string, unknown>
+
+/** The handler's `Ok` value type. */
+export type OutputOf<A> = A extends { handler: (...args: any[]) => infer R } ? Extract<Awaited<R>, { ok: true }> extends { value: infer V } ? V : unknown : unknown
+
+/** True when the action sets `visibility: { rest: false }` (literally, through `createAction`). */
+export type IsHiddenFromRest<A> = A extends { visibility?: infer V }
+  ? [NonNullable<V>] extends [never]
+    ? false
+    : NonNullable<V> extends { rest: false }
+      ? true
+      : false
+  : false
+
+/** True when the action takes multipart uploads (`isSpecial` set through `createAction`). */
+export type IsUploadAction<A> = A extends { isSpecial?: infer X } ? ([NonNullable<X>] extends [never] ? false : true) : false

@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify'
+import { getRequestStore } from '../lib/context.js'
+import { messages } from '../lib/messages.js'
+import { Err, Ok, type Result } from '../lib/result.js'
+import type { ResolvedAuth } from './config.js'
+import type { RestRequestContext } from './request-scope.js'
+
+/** Cookie attributes for `signToken({ cookie })` (those of @fastify/cookie, written out so no plugin types leak into yours). */
+export interface TokenCookieOptions {
+  httpOnly?: boolean
+  secure?: boolean
+  sameSite?: boolean | 'lax' | 'strict' | 'none'
+  path?: string
+  domain?: string
+  /** Seconds. */
+  maxAge?: number
+  expires?: Date
+}
+
+export interface SignTokenOptions {
+  /** Lifetime: milliseconds, or a text such as `'1h'` or `'7d'`. None by default (the token never expires). */
+  expiresIn?: number | string
+  /** Other claims options of @fastify/jwt's `sign` (`notBefore`, `jti`, `aud`, `iss`, `sub`, …). */
+  sign?: Record<string, unknown>
+  /**
+   * Also set the token as the auth cookie (`auth.cookieName`, with `auth.method: 'cookie'`):
+   * `true` for HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS; an object overrides those.
+   */
+  cookie?: boolean | TokenCookieOptions
+}
+
+interface Issuer {
+  cookieName: string
+  method: ResolvedAuth['method']
+  canSign: boolean
+}
+
+// Keyed by the `jwt` decorator of a registration, which its child contexts share.
+const issuers = new WeakMap<object, Issuer>()
+
+/** Called by the auth setup once @fastify/jwt is registered. */
+export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth): void {
+  issuers.set(app.jwt, { cookieName: auth.cookieName, method: auth.method, canSign: auth.algorithms.every((algorithm) => algorithm.startsWith('HS')) })
+}
+
+function currentIssuer(): { issuer: Issuer; jwt: FastifyInstance['jwt']; rest: RestRequestContext } | string {
+  const rest = getRequestStore()?.rest as RestRequestContext | undefined
+  if (!rest) return messages.tokenNoRequest
+  const jwt = (rest.req.server as Partial<FastifyInstance>).jwt
+  const issuer = jwt ? issuers.get(jwt) : undefined
+  if (!jwt || !issuer) return messages.tokenNoAuth
+  return { issuer, jwt, rest }
+}
+
+/**
+ * Issues a JWT for the current request's server, signed by @fastify/jwt with `auth.secret`, from
+ * inside an action executed over REST (a login action). Put the user id in `sub`, `userId` or `id`:
+ * protected actions then accept it. Optionally sets it as the auth cookie too.
+ */
+export function signToken(claims: Record<string, unknown>, options: SignTokenOptions = {}): Result<string, string> {
+  const found = currentIssuer()
+  if (typeof found === 'string') return Err(found)
+  const { issuer, jwt, rest } = found
+  if (!issuer.canSign) return Err(messages.tokenVerifyOnly)
+  if (options.cookie && (issuer.method !== 'cookie' || typeof rest.reply.setCookie !== 'function')) return Err(messages.tokenNoCookies)
+  const signOptions: Record<string, unknown> = { ...options.sign }
+  if (options.expiresIn !== undefined) signOptions.expiresIn = options.expiresIn
+  const token = jwt.sign(claims, signOptions)
+  if (options.cookie) {
+    rest.reply.setCookie(issuer.cookieName, token, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+      secure: rest.req.protocol === 'https',
+      ...(typeof options.cookie === 'object' ? options.cookie : {}),
+    })
+  }
+  return Ok(token)
+}
+
+/** Clears the auth cookie (a logout action); Ok even when there was none. */
+export function clearTokenCookie(options: TokenCookieOptions = {}): Result<null, string> {
+  const found = currentIssuer()
+  if (typeof found === 'string') return Err(found)
+  if (found.issuer.method !== 'cookie') return Err(messages.tokenNoCookies)
+  found.rest.reply.clearCookie(found.issuer.cookieName, { path: '/', ...options })
+  return Ok(null)
+}

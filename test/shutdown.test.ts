@@ -42,3 +42,34 @@ t.test('close() finishes in-flight requests and refuses new connections', async 
   await closing
   t.equal(server.app.server.listening, false)
 })
+
+t.test('a connection that never sent a byte does not hold close(); a request in flight on another still finishes', async (t) => {
+  const { connect } = await import('node:net')
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let entered!: () => void
+  const inHandler = new Promise<void>((resolve) => (entered = resolve))
+  const slow = createAction({ name: 'slow', description: '', handler: async () => (entered(), await released, Ok({ finished: true })) })
+  const server = await buildServer({ services: [{ name: 's', description: '', actions: [slow] }] })
+  const address = await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = server.app.server.address() as { port: number }
+  const silent = connect(port, '127.0.0.1')
+  silent.on('error', () => {})
+  await new Promise((resolve) => silent.once('connect', resolve))
+  const silentClosed = new Promise((resolve) => silent.once('close', resolve))
+  t.teardown(() => silent.destroy())
+
+  const inFlight = fetch(`${address}/api/services`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ intent: 'execute', service: 's', action: 'slow', payload: {} }),
+  })
+  await inHandler
+  const closing = server.close()
+  await silentClosed
+  t.pass('the silent connection was closed by the server')
+  release()
+  t.equal((await inFlight).status, 200, 'the in-flight request finished')
+  await closing
+  t.equal(server.app.server.listening, false)
+})

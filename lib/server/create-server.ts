@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { clientErrorHandler, frameworkErrors } from '../../plugins/errors.js'
 import type { Middleware } from '../../plugins/middleware.js'
@@ -87,12 +88,24 @@ function createFastify(rest: ResolvedRest): FastifyInstance {
 
 /**
  * `close()` lets in-flight requests finish, but their keep-alive connections would then hold the
- * server open until keepAliveTimeout: close each one as soon as it falls idle.
+ * server open until keepAliveTimeout: close each one as soon as it falls idle. A connection that
+ * never sent a byte (a browser's speculative pre-connection, a pooled socket never used) is not
+ * "idle" to Node and would hold `close()` forever: it has no request to finish, so it goes too.
  */
 function closeConnectionsWhenDrained(app: FastifyInstance): void {
+  const sockets = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
   let timer: NodeJS.Timeout | undefined
+  const drain = () => {
+    app.server.closeIdleConnections?.()
+    for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy()
+  }
   app.addHook('preClose', function (done) {
-    timer = setInterval(() => app.server.closeIdleConnections?.(), 25)
+    drain()
+    timer = setInterval(drain, 25)
     timer.unref()
     done()
   })

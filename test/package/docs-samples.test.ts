@@ -1,11 +1,13 @@
 /**
  * Every ```ts sample of README.md and docs/*.md, type-checked with `tsc --strict` as a user's own
  * module in a project where the packed tarball is installed (not against the repo's sources).
- * A sample that is deliberately partial is fenced ```ts nocheck (keep those rare).
+ * A sample that is deliberately partial is fenced ```ts nocheck (keep those rare). A sample whose
+ * first line starts `// file: name.ts` is written under that name, so a later sample of the same page
+ * can import it (`import type { services } from './services.js'`).
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import t from 'tap'
 import { packAndInstall, repoRoot, run } from '../helpers/pack.js'
 
@@ -14,6 +16,7 @@ t.setTimeout(900_000)
 interface Sample {
   /** Where it is: `docs/auth.md:42` (the line of the opening fence). */
   where: string
+  /** Its path in the samples folder: one folder per page. */
   file: string
   code: string
   nocheck: boolean
@@ -34,9 +37,10 @@ async function collectSamples(): Promise<Sample[]> {
         return
       }
       if (open) {
-        const n = samples.length + 1
-        const name = page.replace(/^docs\//, '').replace(/\.md$/, '').replace(/[^a-z0-9]+/gi, '-')
-        samples.push({ where: `${page}:${open.start}`, file: `${String(n).padStart(2, '0')}-${name}-l${open.start}.ts`, code: open.body.join('\n'), nocheck: /\bnocheck\b/.test(open.info) })
+        const folder = page.replace(/\.md$/, '').replace(/[^a-z0-9]+/gi, '-')
+        const named = /^\/\/ file: ([\w.-]+\.ts)\b/.exec(open.body.find((l) => l.trim() !== '') ?? '')
+        const file = `${folder}/${named ? named[1] : `sample-l${open.start}.ts`}`
+        samples.push({ where: `${page}:${open.start}`, file, code: open.body.join('\n'), nocheck: /\bnocheck\b/.test(open.info) })
         open = undefined
       } else if (fenced) {
         fenced = false
@@ -53,9 +57,10 @@ async function collectSamples(): Promise<Sample[]> {
 /** Bare package names a sample imports (`zod`, `@electric-sql/pglite`, `drizzle-orm/pglite` → `drizzle-orm`). */
 function importedPackages(code: string): string[] {
   const names = new Set<string>()
-  for (const match of code.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)) {
+  // `from 'x'`, `import 'x'`, `import('x')`; not `Buffer.from('x')`.
+  for (const match of code.matchAll(/(?<![.\w$])(?:from\s+|import\s+|import\s*\(\s*)['"]([^'"]+)['"]/g)) {
     const spec = match[1]!
-    if (spec.startsWith('node:')) continue
+    if (spec.startsWith('node:') || !/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/|$)/i.test(spec)) continue
     names.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
   }
   return [...names]
@@ -113,8 +118,13 @@ t.test('every docs sample type-checks against the packed declarations', async (t
     t.equal(install.code, 0, `installed what the pages import: ${missing.join(', ')}`, { stderr: install.stderr })
   }
 
-  for (const name of await readdir(dir)) if (name.endsWith('.ts')) await rm(join(dir, name))
-  for (const sample of checked) await writeFile(join(dir, sample.file), `${sample.code}\n\nexport {}\n`)
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.name.endsWith('.ts') || (entry.isDirectory() && entry.name !== 'node_modules')) await rm(join(dir, entry.name), { recursive: true })
+  }
+  for (const sample of checked) {
+    await mkdir(join(dir, dirname(sample.file)), { recursive: true })
+    await writeFile(join(dir, sample.file), `${sample.code}\n\nexport {}\n`)
+  }
   await writeFile(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
@@ -129,7 +139,7 @@ t.test('every docs sample type-checks against the packed declarations', async (t
         // The declarations themselves are checked with skipLibCheck off in pack.test.ts.
         skipLibCheck: true,
       },
-      include: ['*.ts'],
+      include: ['*/*.ts'],
     }),
   )
   const tsc = join(packed.project, 'node_modules', 'typescript', 'bin', 'tsc')

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { packAndInstall, repoRoot, run } from '../helpers/pack.js'
 
@@ -178,4 +179,21 @@ t.test('the pages stand alone: relative links reach files that exist, no merge c
   }
   t.same(conflicts, [], 'no conflict markers')
   t.same(broken, [], 'every relative link reaches a file of the repository')
+})
+
+t.test("docs/testing.md's test files pass in the user's project", async (t) => {
+  const packed = await packAndInstall()
+  const page = (await collectSamples()).filter((s) => s.where.startsWith('docs/testing.md:') && !s.nocheck)
+  t.ok(page.length >= 2, `${page.length} test files on the page`)
+  const dir = join(packed.project, 'testing-md')
+  await rm(dir, { recursive: true, force: true })
+  await mkdir(dir, { recursive: true })
+  const files = page.map((sample, i) => `sample-${i + 1}.test.ts`)
+  for (const [i, sample] of page.entries()) await writeFile(join(dir, files[i]!), sample.code)
+  // Node 20 runs no TypeScript by itself: the repo's tsx strips the types, the imports resolve in the user's project.
+  const tsx = join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')
+  const result = await run(process.execPath, ['--import', pathToFileURL(tsx).href, '--test', '--test-reporter=tap', ...files], { cwd: dir, timeout: 120_000 })
+  t.equal(result.code, 0, 'node --test passes', { stdout: result.stdout.slice(-4000), stderr: result.stderr.slice(-2000) })
+  t.match(result.stdout, /# fail 0/)
+  t.match(result.stdout, new RegExp(`# pass ${String(result.stdout.match(/# tests (\d+)/)?.[1] ?? 'x')}\\b`), 'every test passed')
 })

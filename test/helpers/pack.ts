@@ -139,6 +139,21 @@ async function build(dir: string): Promise<PackedInstall> {
   return result
 }
 
+/** A lock whose process has ended, or that has no owner after a minute, or older than 10 minutes. */
+async function lockIsStale(lock: string): Promise<boolean> {
+  const info = await stat(lock).catch(() => undefined)
+  if (!info) return false
+  const age = Date.now() - info.mtimeMs
+  const pid = Number(await readFile(join(lock, 'pid'), 'utf8').catch(() => ''))
+  if (!pid) return age > 60_000
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true
+  }
+  return age > 600_000
+}
+
 let memo: Promise<PackedInstall> | undefined
 
 /** The packed and installed package for the current sources (built on first use, then reused). */
@@ -147,20 +162,23 @@ export function packAndInstall(): Promise<PackedInstall> {
     const key = await sourceKey()
     const dir = join(tmpdir(), cachePrefix + key)
     const ready = join(dir, 'ready.json')
-    const lock = `${dir}.lock`
+    // One lock for every source state: two packs at once would share (and delete) the repo's dist/.
+    const lock = join(tmpdir(), 'fastify-actions-pack.lock')
     await pruneOld(cachePrefix + key)
     for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
       if (existsSync(ready)) return JSON.parse(await readFile(ready, 'utf8')) as PackedInstall
       try {
         await mkdir(lock)
+        await writeFile(join(lock, 'pid'), String(process.pid))
       } catch {
-        // Another test file is packing these same sources: wait for it (a lock older than 10 minutes is stale).
-        const info = await stat(lock).catch(() => undefined)
-        if (info && Date.now() - info.mtimeMs > 600_000) await rm(lock, { recursive: true, force: true })
-        await sleep(1000)
+        // Another test file is packing: wait for it, unless its process is gone (killed at a timeout).
+        if (await lockIsStale(lock)) await rm(lock, { recursive: true, force: true })
+        else await sleep(1000)
         continue
       }
       try {
+        // It may have been finished between the check above and taking the lock.
+        if (existsSync(ready)) return JSON.parse(await readFile(ready, 'utf8')) as PackedInstall
         return await build(dir)
       } finally {
         await rm(lock, { recursive: true, force: true })

@@ -4,6 +4,8 @@
  * A sample that is deliberately partial is fenced ```ts nocheck (keep those rare). A sample whose
  * first line starts `// file: name.ts` is written under that name, so a later sample of the same page
  * can import it (`import type { services } from './services.js'`).
+ * Also: docs/testing.md's test files run there with `node --test`, and every page's relative links
+ * reach files of the repository.
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'

@@ -117,7 +117,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   setupMiddleware(app, middleware, context)
   const jwt = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
   const uploads = setupUploads({ settings: rest.uploads, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, multipart: uploads })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName })
 
   const handle: ActionsHandle<any> = Object.freeze({

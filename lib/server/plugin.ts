@@ -112,7 +112,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   setupRequestScope(app, context)
   if (rest.cors) await setupCors(app, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
   if (rest.rateLimiting) await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
-  if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics })
+  if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
   const middleware = new MiddlewareRegistry()
   setupMiddleware(app, middleware, context)
   const jwt = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined

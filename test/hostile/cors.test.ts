@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { CorsConfig } from '../../lib/index.js'
 import { buildServer } from '../helpers/server.js'
@@ -9,7 +9,7 @@ import { buildServer } from '../helpers/server.js'
 
 const ORIGIN = 'https://evil.example'
 
-async function build(t: Parameters<Parameters<typeof t.test>[0]>[0], allowedOrigins: string[], cors?: CorsConfig) {
+async function build(t: Test, allowedOrigins: string[], cors?: CorsConfig) {
   const server = await buildServer({ rest: { allowedOrigins, cors } })
   t.teardown(() => server.close())
   return server.app

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createAction, DEFAULTS, messages, Ok, type Service } from '../../lib/index.js'
 import { exceedsDepth } from '../../plugins/json-body.js'
 import { buildServer } from '../helpers/server.js'
@@ -13,13 +13,13 @@ const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)
 const objects = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)
 const body = (payloadValue: string) => `{"intent":"execute","service":"mirror","action":"mirror","payload":{"v":${payloadValue}}}`
 
-async function send(t: Tap, text: string, rest = {}, contentType = 'application/json') {
+async function send(t: Test, text: string, rest = {}, contentType = 'application/json') {
   const server = await buildServer({ services: [mirrorService], rest })
   t.teardown(() => server.close())
   const response = await server.app.inject({ method: 'POST', url: '/api/services', headers: { 'content-type': contentType }, payload: text })
   return { status: response.statusCode, body: response.json() }
 }
-type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
 
 t.test('the default depth is 64', async (t) => {
   t.equal(DEFAULTS.rest.maxDepth, 64)

@@ -81,8 +81,18 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
   })
   // Protected actions fail closed: without a REST interface there is no request to read a token from.
   if (config.auth) engine.setAuthenticator(() => fail.auth(messages.authReasons.noRequest))
+  else warnUnprotected(config, logger)
   setCurrentContext(context)
   return { config, context, engine, diagnostics }
+}
+
+/**
+ * `isProtected` only takes effect with `auth` (the specification): without it those actions run for
+ * anyone. Said once at boot, whatever `diagnostics` is: through the logger, else the console.
+ */
+function warnUnprotected(config: ResolvedConfig, logger: ServiceLogger | undefined): void {
+  const names = config.services.flatMap((service) => service.actions.filter((action) => action.isProtected).map((action) => `${service.name}.${action.name}`))
+  if (names.length > 0) createDiagnostics(true, logger).warn('createServer', messages.protectedWithoutAuth(names.join(', ')))
 }
 
 /** A part's own `diagnostics` switch when given, else the server's. */

@@ -126,7 +126,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const middleware = new MiddlewareRegistry()
   setupMiddleware(app, middleware, context)
   const jwt = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
-  const uploads = setupUploads({ settings: rest.uploads, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
+  const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName })
 

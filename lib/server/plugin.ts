@@ -8,6 +8,7 @@ import { setupRequestScope } from '../../plugins/request-scope.js'
 import { servicesPlugin } from '../../plugins/services.js'
 import { staticPlugin } from '../../plugins/static.js'
 import { statusPlugin } from '../../plugins/status.js'
+import { setupUnderPressure } from '../../plugins/under-pressure.js'
 import { setupUploads } from '../../plugins/uploads.js'
 import { runOnBoot } from '../boot.js'
 import { createContext, setCurrentContext, type ServerContext } from '../context.js'
@@ -105,7 +106,7 @@ const registrations = new WeakMap<object, Map<string, ActionsHandle<any>>>()
 
 /**
  * Serves the actions on `app`'s context, in the fixed order: error and 404 envelopes, request
- * scope, CORS, rate limit, static files, middleware, auth, uploads + services, status. Every hook is
+ * scope, CORS, load shedding, rate limit, static files, middleware, auth, uploads + services, status. Every hook is
  * added to `app` itself: with `createServer` that is the root (so custom routes get them too), with
  * the plugin it is the plugin's own encapsulated context (so the user's other routes do not).
  */
@@ -121,6 +122,8 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   installErrorEnvelope(app, { baseUrl: `${app.prefix}${rest.baseUrl}`, diagnostics, notFound })
   setupRequestScope(app, context)
   if (rest.cors) await setupCors(app, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
+  // After CORS, so a browser can read the 503; before everything that costs work.
+  const underPressure = rest.underPressure ? await setupUnderPressure(app, rest.underPressure) : undefined
   if (rest.rateLimiting) await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
   const middleware = new MiddlewareRegistry()
@@ -128,7 +131,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const jwt = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads })
-  if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName })
+  if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure })
 
   const handle: ActionsHandle<any> = Object.freeze({
     prefix: app.prefix,

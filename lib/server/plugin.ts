@@ -15,6 +15,7 @@ import { createContext, setCurrentContext, type ServerContext } from '../context
 import { thrownMessage } from '../db/errors.js'
 import { createDiagnostics, type Diagnostics } from '../diagnostics.js'
 import { createEngine, type Engine } from '../engine.js'
+import { createOtelInstrument } from '../tracing.js'
 import { ErrConfig, ErrNotRegistered, fail } from '../errors.js'
 import type { LogEntry, ServiceLogger } from '../logger.js'
 import { messages } from '../messages.js'
@@ -79,6 +80,7 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
     onAfterActionHandler: config.onAfterActionHandler,
     actionTimeout: config.actionTimeout,
     thrownMessage,
+    instrument: createOtelInstrument(),
   })
   // Protected actions fail closed: without a REST interface there is no request to read a token from.
   if (config.auth) engine.setAuthenticator(() => fail.auth(messages.authReasons.noRequest))

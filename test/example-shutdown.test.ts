@@ -89,7 +89,11 @@ t.test('SIGTERM while a slow request runs: it finishes, new connections are refu
   const [code, signal] = await exited
   t.same({ code, signal }, { code: 0, signal: null }, 'the process exits 0')
   t.equal(clusterState(dataDir), DB_SHUTDOWNED, 'PGlite was shut down cleanly (the database client was closed)')
-  t.equal(stderr, '', 'nothing written to stderr')
+  // Without JWT_SECRET the example runs its protected actions unauthenticated, and says so at boot.
+  const warning = messages.protectedWithoutAuth('tasks.claim, tasks.mine')
+  const lines = stderr.split('\n').filter((line) => line !== '')
+  t.equal(lines.length, 1, 'one line on stderr')
+  t.ok(lines[0]?.endsWith(warning), 'the boot warning for protected actions without auth')
 })
 
 t.test('greetings.slow is bounded: more than 5000 ms is a validation failure', async (t) => {

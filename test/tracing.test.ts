@@ -2,8 +2,10 @@ import t from 'tap'
 import { context, SpanStatusCode, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { FastifyOtelInstrumentation } from '@fastify/otel'
+import Fastify from 'fastify'
 import Type from 'typebox'
-import { createAction, Err, Ok, type Service } from '../lib/index.js'
+import { createAction, Err, fastifyActions, Ok, type Service } from '../lib/index.js'
 import { createOtelInstrument, spanAttributes as A, TRACER_NAME } from '../lib/tracing.js'
 import { buildServer, execute } from './helpers/server.js'
 
@@ -101,6 +103,45 @@ t.test('with a provider', async (t) => {
     const result = await server.engine.executeAction('svc', 'refuses', {}, server.context)
     t.equal(result.ok, false)
     t.same([...byName().keys()], ['svc.refuses'])
+  })
+
+  t.test('with @fastify/otel (the HTTP instrumentation) the action span nests under the request span', async (t) => {
+    exporter.reset()
+    const instrumentation = new FastifyOtelInstrumentation()
+    instrumentation.setTracerProvider(trace.getTracerProvider())
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(instrumentation.plugin())
+    await app.register(fastifyActions, { serverName: 'otel', logServices: false, services: [service], rest: { baseUrl: '/api', allowedOrigins: [] } })
+    const response = await app.inject({ method: 'POST', url: '/api/services', payload: { intent: 'execute', service: 'svc', action: 'refuses', payload: {} } })
+    t.equal(response.statusCode, 400)
+    const spans = exporter.getFinishedSpans()
+    const action = spans.find((span) => span.name === 'svc.refuses')
+    t.ok(action, 'the action span')
+    // Walk up from the action span: it reaches the span @fastify/otel opened for the request.
+    const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]))
+    const ancestors: string[] = []
+    for (let span = action; span?.parentSpanContext; span = byId.get(span.parentSpanContext.spanId)) {
+      const parent = byId.get(span.parentSpanContext.spanId)
+      if (parent) ancestors.push(parent.instrumentationScope.name)
+    }
+    t.ok(ancestors.includes('@fastify/otel'), `an ancestor comes from @fastify/otel: ${ancestors.join(' < ')}`)
+    t.equal(action?.spanContext().traceId, spans.find((span) => span.instrumentationScope.name === '@fastify/otel')?.spanContext().traceId, 'one trace')
+  })
+
+  t.test('with createServer: @fastify/otel registers itself on the new instance (registerOnInitialization)', async (t) => {
+    exporter.reset()
+    const instrumentation = new FastifyOtelInstrumentation({ registerOnInitialization: true })
+    instrumentation.setTracerProvider(trace.getTracerProvider())
+    t.teardown(() => instrumentation.disable())
+    const traced = await buildServer({ services: [service] })
+    t.teardown(() => traced.close())
+    t.equal((await execute(traced.app, 'svc', 'refuses')).statusCode, 400)
+    const spans = exporter.getFinishedSpans()
+    const action = spans.find((span) => span.name === 'svc.refuses')
+    const http = spans.filter((span) => span.instrumentationScope.name === '@fastify/otel')
+    t.ok(http.length > 0, 'request spans from @fastify/otel')
+    t.ok(http.some((span) => span.spanContext().spanId === action?.parentSpanContext?.spanId), 'the action span is a child of one of them')
   })
 
   t.test('once the provider is gone, nothing is traced again', async (t) => {

@@ -156,3 +156,26 @@ t.test('the guard refuses past multipartLimit (its own backstop, driven directly
   t.same((errors[0] as MultipartRefused).failure.error, messages.bodyTooLarge)
   t.equal(guard.parts, 4)
 })
+
+t.test('the guard finds delimiters and header ends split across chunks (fed byte by byte)', async (t) => {
+  const raw = new Readable({ read() {} })
+  const errors: unknown[] = []
+  raw.on('error', (error) => errors.push(error))
+  const request = { raw, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } } as unknown as FastifyRequest
+  const guard = guardMultipart(request, resolveUploadSettings({ limits: { maxFieldSize: 10 } }), 1_000_000)
+  const body = Buffer.concat([routing, partHead('Content-Disposition: form-data; name="note"\r\n\r\n'), Buffer.from(`0123456789\r\n`), close])
+  for (const byte of body) raw.push(Buffer.from([byte]))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(errors, [], 'a value of exactly maxFieldSize passes')
+  t.equal(guard.parts, 4)
+  // One byte more in the value is refused, wherever the chunks split.
+  const over = new Readable({ read() {} })
+  const refused: MultipartRefused[] = []
+  over.on('error', (error) => refused.push(error as MultipartRefused))
+  guardMultipart({ raw: over, headers: request.headers } as unknown as FastifyRequest, resolveUploadSettings({ limits: { maxFieldSize: 10 } }), 1_000_000)
+  const long = Buffer.concat([routing, partHead('Content-Disposition: form-data; name="note"\r\n\r\n'), Buffer.from('x'.repeat(200))])
+  for (const byte of long) over.push(Buffer.from([byte]))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(refused.length, 1)
+  t.same(refused[0]?.failure.data, { error_category: 'validation', limit: 'maxFieldSize', max: 10, files: [], fields: ['note'] })
+})

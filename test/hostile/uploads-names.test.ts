@@ -86,3 +86,10 @@ t.test('ordinary and non-ASCII names still pass', async (t) => {
     t.equal(answer.body.data.files.doc.name, name)
   }
 })
+
+t.test('a part the parser skips for a reason the guard cannot name is still refused, not dropped', async (t) => {
+  // A space before the colon: busboy does not see a Content-Disposition header and skips the part.
+  const answer = await send(t, withPart('Content-Disposition : form-data; name="doc"; filename="a.png"\r\nContent-Type: image/png'))
+  t.equal(answer.status, 400)
+  t.same(answer.body, partRefused(messages.partReasons.dropped))
+})

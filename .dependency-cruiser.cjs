@@ -27,6 +27,13 @@ module.exports = {
       to: { path: '(^|/)node_modules/@fastify/error/' },
     },
     {
+      name: 'otel-only-in-tracing',
+      severity: 'error',
+      comment: 'OpenTelemetry is reached through lib/tracing.ts only; the engine knows an instrument callback, not OTel.',
+      from: { pathNot: '^lib/tracing\\.ts$' },
+      to: { path: '(^|/)node_modules/@opentelemetry/' },
+    },
+    {
       name: 'orm-only-in-db',
       severity: 'error',
       comment: 'Only the data helpers (lib/db/) import drizzle-orm; the engine never does.',

@@ -2,7 +2,7 @@
  * The soak test (`npm run soak`): a server started in-process in a child process, and mixed load from
  * this process over loopback (a bounded loop of keep-alive node:http clients): every intent, Err/throw/validation failures, bad bodies,
  * 404/415, JWT-protected actions for many users (and bad tokens), multipart uploads (accepted and
- * refused), all behind the in-memory rate limiter. The child reports its RSS, heap and open handles
+ * refused), all behind the in-memory rate limiter, every other request with one of 10,000 distinct keys. The child reports its RSS, heap and open handles
  * over IPC after a warm-up and after every slice; the script fails (exit code 1) when RSS grew 10 % or
  * more after the warm-up, when open handles grew, or when any answer differs from the first answer of
  * its kind (status and body, byte for byte).
@@ -30,6 +30,8 @@ const settings = {
   maxGrowth: Number(process.env.SOAK_MAX_GROWTH ?? 0.1),
 }
 const USERS = 50
+/** Distinct rate-limit keys in the mix (issue 17: the limiter must hold them all). */
+const ROTATING_KEYS = 10_000
 const SECRET = 'soak-secret-that-is-long-enough-for-hs256'
 const DISCOVERY_SECRET = 'soak-discovery'
 /** The whole run stops by itself after this, whatever happens. */
@@ -232,7 +234,14 @@ async function soakRequests(tokens: string[]): Promise<SoakRequest[]> {
     if (i < fixed.length) mixed.push(fixed[i])
     if (i < users.length) mixed.push(users[i])
   }
-  return mixed
+  // ROTATING_KEYS distinct rate-limit keys, one every other request: the in-memory store holds them
+  // all (its cache is 100,000 keys), so its memory must be flat once the warm-up has seen them.
+  const withKeys: SoakRequest[] = []
+  for (let i = 0; i < ROTATING_KEYS; i++) {
+    withKeys.push(mixed[i % mixed.length])
+    withKeys.push(post('execute ok, rotating key', 200, call('execute', 'soak', 'echo', { title: 'soak', count: 1 }), json(`rotating-${i}`)))
+  }
+  return withKeys
 }
 
 interface Golden {

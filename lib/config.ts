@@ -30,6 +30,19 @@ export const DEFAULTS = Object.freeze({
     /** Under the base URL: `{baseUrl}/mcp`. */
     mcpPath: '/mcp',
     mcpRequireAuth: false,
+    /** Deepest nesting of arrays and objects a JSON body may have (docs/security.md). */
+    maxDepth: 64,
+    /** Static files: a symbolic link that leaves `staticDir` answers 404 unless this is true. */
+    staticFollowSymlinks: false,
+  }),
+  /** `rest.underPressure: true`: load shedding with these thresholds (off unless asked for). */
+  underPressure: Object.freeze({
+    maxEventLoopDelay: 1000,
+    maxEventLoopUtilization: 0.98,
+    maxHeapUsedBytes: 0,
+    maxRssBytes: 0,
+    retryAfter: 10,
+    sampleInterval: 1000,
   }),
   cors: Object.freeze({
     credentials: true,
@@ -42,6 +55,8 @@ export const DEFAULTS = Object.freeze({
     windowMs: 900_000,
     limit: 100,
     standardHeaders: true,
+    /** Keys the in-memory store holds; counts are exact while a window sees no more distinct keys. */
+    cacheSize: 100_000,
   }),
   uploads: Object.freeze({
     enforceContentType: false,

@@ -24,7 +24,31 @@ export interface EngineOptions {
    * passes the data helpers' version, which gives a database error's own text without its SQL.
    */
   thrownMessage?: (error: unknown) => string
+  /**
+   * Observes each execution (the composition passes the OpenTelemetry one, lib/tracing.ts). Called
+   * once per `executeAction`; `undefined` back means "not traced" and costs nothing more.
+   */
+  instrument?: Instrument
 }
+
+/** What an instrument learns of one execution. */
+export interface ExecutionInfo {
+  readonly service: string
+  readonly action: string
+  readonly intent: 'execute'
+}
+
+/** One traced execution: the pipeline reports its hooks and its end to it. */
+export interface ExecutionTrace {
+  /** Runs the execution inside the trace (so what the handler traces nests under it). */
+  run<T>(fn: () => T): T
+  /** A hook starts; the returned function is called with its result. */
+  hook(name: string, phase: 'before' | 'after', critical: boolean): (result: Result<unknown, string>) => void
+  /** The execution's final result (after the global after handler). */
+  end(result: Result<unknown, string>): void
+}
+
+export type Instrument = (execution: ExecutionInfo) => ExecutionTrace | undefined
 
 export interface Engine {
   getServices: () => OkResult<Service[]>
@@ -45,6 +69,7 @@ interface Pipeline {
   globalAfter?: AfterActionHandler
   authenticate?: Authenticator
   thrownMessage: (error: unknown) => string
+  instrument?: Instrument
 }
 
 class ActionTimeout extends Error {
@@ -87,10 +112,13 @@ function* runHooks(
   phase: 'before' | 'after',
   input: unknown,
   context: ServerContext<any>,
+  trace: ExecutionTrace | undefined,
 ): Steps<Result<unknown, string>> {
   let current = input
   for (const hook of hooks) {
+    const traced = trace?.hook(hook.name, phase, hook.ref.isCritical)
     const result = yield* runAction(pipeline, hook.target, current, context)
+    traced?.(result)
     context.addHookLog(phase, { name: hook.name, input: current, output: result.ok ? result.value : result.error, passed: result.ok })
     if (result.ok) {
       current = result.value
@@ -106,7 +134,13 @@ function* runHooks(
 }
 
 /** Everything before the action's own handler: auth, the global before handler, the before hooks. */
-function* runGate(pipeline: Pipeline, compiled: CompiledAction, payload: unknown, context: ServerContext<any>): Steps<Result<unknown, string>> {
+function* runGate(
+  pipeline: Pipeline,
+  compiled: CompiledAction,
+  payload: unknown,
+  context: ServerContext<any>,
+  trace: ExecutionTrace | undefined,
+): Steps<Result<unknown, string>> {
   const { action } = compiled
   if (action.isProtected && pipeline.authenticate) {
     const auth = yield* settle(pipeline.authenticate(context))
@@ -118,14 +152,20 @@ function* runGate(pipeline: Pipeline, compiled: CompiledAction, payload: unknown
     if (!gate.ok) return gate
   }
   if (compiled.before.length === 0) return Ok(payload)
-  return yield* runHooks(pipeline, compiled.before, 'before', payload, context)
+  return yield* runHooks(pipeline, compiled.before, 'before', payload, context, trace)
 }
 
-function* runPipeline(pipeline: Pipeline, compiled: CompiledAction, payload: unknown, context: ServerContext<any>): Steps<Result<unknown, string>> {
-  const input = yield* runGate(pipeline, compiled, payload, context)
+function* runPipeline(
+  pipeline: Pipeline,
+  compiled: CompiledAction,
+  payload: unknown,
+  context: ServerContext<any>,
+  trace?: ExecutionTrace,
+): Steps<Result<unknown, string>> {
+  const input = yield* runGate(pipeline, compiled, payload, context, trace)
   if (!input.ok) return input
   let result = yield* runAction(pipeline, compiled, input.value, context)
-  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled.after, 'after', result.value, context)
+  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled.after, 'after', result.value, context, trace)
   if (pipeline.globalAfter) {
     result = yield* settle(pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result }))
     if (!isResult(result)) return notAResult(pipeline, 'onAfterActionHandler')
@@ -150,6 +190,7 @@ export function createEngine(options: EngineOptions): Engine {
     globalAfter: options.onAfterActionHandler,
     authenticate: options.authenticate,
     thrownMessage: options.thrownMessage ?? errorMessage,
+    instrument: options.instrument,
   }
   const serviceList = options.services.slice()
   return {
@@ -168,7 +209,14 @@ export function createEngine(options: EngineOptions): Engine {
       const hookContext = createHookContext(compiled.name, payload)
       // A throwing global handler or authenticator: the same rule as a throwing handler.
       const onError = (error: unknown) => Err(pipeline.thrownMessage(error))
-      return runInExecutionScope(hookContext, () => run(runPipeline(pipeline, compiled, payload, context), onError))
+      const trace = pipeline.instrument?.({ service: serviceName, action: actionName, intent: 'execute' })
+      if (!trace) return runInExecutionScope(hookContext, () => run(runPipeline(pipeline, compiled, payload, context), onError))
+      return trace
+        .run(() => runInExecutionScope(hookContext, () => run(runPipeline(pipeline, compiled, payload, context, trace), onError)))
+        .then((result) => {
+          trace.end(result)
+          return result
+        })
     },
     setAuthenticator(next) {
       pipeline.authenticate = next

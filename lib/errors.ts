@@ -42,6 +42,10 @@ export const failureCodes = [
   'FA_ERR_UPLOAD_FILENAME_LENGTH',
   'FA_ERR_UPLOAD_EMPTY_FILE',
   'FA_ERR_UPLOAD_TOO_SMALL',
+  'FA_ERR_UPLOAD_FILENAME_INVALID',
+  'FA_ERR_MULTIPART_PART_INVALID',
+  'FA_ERR_JSON_TOO_DEEP',
+  'FA_ERR_UNDER_PRESSURE',
 ] as const
 
 export type FailureCode = (typeof failureCodes)[number]
@@ -114,6 +118,12 @@ export const fail = {
   uploadFilenameLength: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_FILENAME_LENGTH', messages.fileNameTooLong, upload(data)),
   uploadEmptyFile: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_EMPTY_FILE', messages.emptyFile, upload(data)),
   uploadTooSmall: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_TOO_SMALL', messages.fileTooSmall, upload(data)),
+  /** A file name with a control character (NUL, CR, LF, ESC…): never handed to a handler. */
+  uploadFilenameInvalid: (data: Record<string, unknown>) => failure('FA_ERR_UPLOAD_FILENAME_INVALID', messages.fileNameInvalid, upload(data)),
+  /** A form-data part the parser would drop or misfile (no name, a line break in a name): refused, saying why. */
+  multipartPartInvalid: (reason: string) => failure('FA_ERR_MULTIPART_PART_INVALID', messages.multipartPartInvalid(reason), upload({ reason })),
+  jsonTooDeep: (max: number) => failure('FA_ERR_JSON_TOO_DEEP', messages.jsonTooDeep(max), { maxDepth: max }),
+  underPressure: () => failure('FA_ERR_UNDER_PRESSURE', messages.underPressure),
 } as const
 
 /** Every upload refusal carries `data.error_category: 'validation'` (the specification). */

@@ -41,7 +41,8 @@ export {
 } from './context.js'
 export type { AuthResult } from './auth.js'
 export { DEFAULTS, type CoreConfig, type OnBootConfig, type ResolvedCoreConfig } from './config.js'
-export { createEngine, type Engine, type EngineOptions, type Authenticator } from './engine.js'
+export { createEngine, type Engine, type EngineOptions, type Authenticator, type ExecutionInfo, type ExecutionTrace, type Instrument } from './engine.js'
+export { createOtelInstrument, spanAttributes, TRACER_NAME } from './tracing.js'
 export { toExternalResponse, type ExternalRequest, type ExternalResponse, type Intent } from './envelope.js'
 export {
   failureCodes,

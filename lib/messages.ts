@@ -106,6 +106,24 @@ export const messages = {
     `MCP: action '${action}' has an input schema ${type}; tools take an object of arguments. Give it an object schema or set visibility.mcp: false`,
   mcpToolNameCollision: (name: string, first: string, second: string) =>
     `MCP: actions '${first}' and '${second}' both become tool '${name}'; rename one or set visibility.mcp: false on one`,
+  fileNameInvalid: 'file name contains control characters',
+  multipartPartInvalid: (reason: string) => `form-data part refused: ${reason}`,
+  partReasons: {
+    noName: 'a file part has no name',
+    lineBreakInName: 'its name contains a line break',
+    lineBreakInFilename: 'its file name contains a line break',
+    notFormData: 'it has no Content-Disposition: form-data header',
+    headersTooLarge: 'its headers are too large',
+    dropped: 'the parser could not read it (a malformed Content-Disposition)',
+  },
+  multipartTooLarge: 'multipart body too large',
+  multipartPreambleTooLarge: 'text before the first boundary is too large',
+  multipartEpilogueTooLarge: 'text after the closing boundary is too large',
+  // Hardening (docs/security.md)
+  jsonTooDeep: (max: number) => `JSON body nested deeper than ${max} levels`,
+  underPressure: 'Service under pressure, retry later',
+  protectedWithoutAuth: (names: string) =>
+    `actions marked isProtected run without authentication because the server has no auth config: ${names}`,
 } as const
 
 function capitalize(text: string): string {

@@ -42,9 +42,27 @@ export function compileValidator(schema: ValidationSchema): Validator {
   return (value) => {
     if (compiled.Check(value)) return { ok: true, value }
     const errors: ValidationIssue[] = []
-    for (const error of compiled.Errors(value)) errors.push({ path: error.instancePath, message: error.message })
+    for (const error of compiled.Errors(value)) {
+      if (!isDerivative(error)) errors.push({ path: error.instancePath, message: readable(error) })
+    }
     return { ok: false, errors }
   }
+}
+
+// Properties refused by `additionalProperties: false` (or `unevaluatedProperties: false`) get a
+// `schema is false` error each, next to the readable one of the object that names them.
+const DERIVATIVE_SCHEMA_PATH = /\/(additionalProperties|unevaluatedProperties)$/
+
+/** TypeBox's message, with the refused property names where it leaves them out. */
+function readable(error: { keyword: string; message: string; params: unknown }): string {
+  const names = (error.params as { additionalProperties?: unknown; unevaluatedProperties?: unknown } | undefined) ?? {}
+  const refused = error.keyword === 'additionalProperties' ? names.additionalProperties : error.keyword === 'unevaluatedProperties' ? names.unevaluatedProperties : undefined
+  return Array.isArray(refused) && refused.length > 0 ? `${error.message}: ${refused.map((name) => `'${String(name)}'`).join(', ')}` : error.message
+}
+
+/** A second error for a failure another error already reports readably. */
+function isDerivative(error: { keyword: string; schemaPath: string }): boolean {
+  return error.keyword === 'boolean' && DERIVATIVE_SCHEMA_PATH.test(error.schemaPath)
 }
 
 function fromStandard(result: StandardSchemaV1.Result<unknown>): ValidationOutcome {

@@ -47,7 +47,28 @@ export interface RateLimitConfig {
   store?: RateLimitStoreConstructor
   /** An ioredis client: counters shared by every instance that uses the same Redis. */
   redis?: RateLimitRedis
+  /**
+   * Keys the built-in in-memory store remembers (default 100000). It is an LRU: while no more than
+   * this many distinct keys are seen in one window, every count is exact (docs/rate-limiting.md).
+   */
+  cacheSize?: number
   diagnostics?: boolean
+}
+
+/** Load shedding thresholds (@fastify/under-pressure); `0` switches a check off. */
+export interface UnderPressureConfig {
+  /** Mean event-loop delay in ms above which requests are refused (default 1000). */
+  maxEventLoopDelay?: number
+  /** Event-loop utilization, 0 to 1, above which requests are refused (default 0.98). */
+  maxEventLoopUtilization?: number
+  /** Heap used in bytes above which requests are refused (default 0: not checked). */
+  maxHeapUsedBytes?: number
+  /** Resident set size in bytes above which requests are refused (default 0: not checked). */
+  maxRssBytes?: number
+  /** Seconds sent in `Retry-After` with the 503 (default 10). */
+  retryAfter?: number
+  /** How often the measures are taken, in ms (default 1000). */
+  sampleInterval?: number
 }
 
 export interface DiscoveryConfig {
@@ -131,9 +152,18 @@ export interface RestConfig {
   bodyLimit?: number
   /** Longest time in ms to receive a whole request, headers and body (default 30000); a slower client gets a 408. Wins over `fastify.requestTimeout`. */
   requestTimeout?: number
+  /** Deepest nesting of arrays and objects in a JSON body (default 64); deeper answers 400 before the action runs. */
+  maxDepth?: number
+  /** Serve symbolic links under `staticDir` that point outside it (default false: they answer 404). */
+  staticFollowSymlinks?: boolean
+  /** Load shedding: 503 with `Retry-After` under event-loop or memory pressure. Off by default; `true` uses the defaults. */
+  underPressure?: boolean | UnderPressureConfig
   /** Fastify's own server options, for `createServer` (the plugin runs on your instance and ignores them). */
   fastify?: FastifyOptions
 }
+
+/** UnderPressureConfig with every default applied. */
+export type ResolvedUnderPressure = Readonly<Required<UnderPressureConfig>>
 
 /** AuthConfig with its defaults applied, checked once at boot. */
 export interface ResolvedAuth {
@@ -153,6 +183,7 @@ export interface ResolvedRateLimit {
   readonly limitingHeader: string
   readonly store?: RateLimitStoreConstructor
   readonly redis?: RateLimitRedis
+  readonly cacheSize: number
   readonly diagnostics?: boolean
 }
 
@@ -178,6 +209,12 @@ export interface ResolvedRest {
   readonly mcp?: ResolvedMcp
   readonly bodyLimit: number
   readonly requestTimeout: number
+  /** Largest multipart body in bytes, derived from the upload limits (or `bodyLimit` when larger). */
+  readonly multipartLimit: number
+  readonly maxDepth: number
+  readonly staticFollowSymlinks: boolean
+  /** Present only when load shedding is on. */
+  readonly underPressure?: ResolvedUnderPressure
   readonly fastify: FastifyOptions
 }
 
@@ -215,6 +252,7 @@ function resolveRateLimit(config: RateLimitConfig | undefined): ResolvedRateLimi
     limitingHeader: config.limitingHeader.toLowerCase(),
     store: config.store,
     redis: config.redis,
+    cacheSize: positiveInteger('rest.rateLimiting.cacheSize', config.cacheSize, DEFAULTS.rateLimiting.cacheSize),
     diagnostics: config.diagnostics,
   })
 }
@@ -231,6 +269,41 @@ function resolveMcp(config: McpConfig | undefined, baseUrl: string): ResolvedMcp
   })
 }
 
+function nonNegative(field: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
+    throw configError(field, max === 1 ? 'must be a number from 0 to 1' : 'must be a non-negative number', value)
+  }
+  return value
+}
+
+function resolveUnderPressure(config: RestConfig['underPressure']): ResolvedUnderPressure | undefined {
+  if (config === undefined || config === false) return undefined
+  if (config !== true && (typeof config !== 'object' || config === null)) throw configError('rest.underPressure', 'must be a boolean or an object of thresholds', config)
+  const given: UnderPressureConfig = config === true ? {} : config
+  const d = DEFAULTS.underPressure
+  return Object.freeze({
+    maxEventLoopDelay: nonNegative('rest.underPressure.maxEventLoopDelay', given.maxEventLoopDelay, d.maxEventLoopDelay),
+    maxEventLoopUtilization: nonNegative('rest.underPressure.maxEventLoopUtilization', given.maxEventLoopUtilization, d.maxEventLoopUtilization, 1),
+    maxHeapUsedBytes: nonNegative('rest.underPressure.maxHeapUsedBytes', given.maxHeapUsedBytes, d.maxHeapUsedBytes),
+    maxRssBytes: nonNegative('rest.underPressure.maxRssBytes', given.maxRssBytes, d.maxRssBytes),
+    retryAfter: positiveInteger('rest.underPressure.retryAfter', given.retryAfter, d.retryAfter),
+    sampleInterval: positiveInteger('rest.underPressure.sampleInterval', given.sampleInterval, d.sampleInterval),
+  })
+}
+
+/** Bytes a multipart part may spend on its delimiter line and headers (docs/uploads.md). */
+export const MULTIPART_PART_OVERHEAD = 8 * 1024
+
+/**
+ * The largest multipart body: every file and field at its limit plus each part's overhead, or
+ * `bodyLimit` when that is larger. With the default limits: 20 MiB + 100 × 64 KiB + 113 × 8 KiB.
+ */
+export function multipartLimitOf(limits: UploadSettings['limits'], bodyLimit: number): number {
+  const parts = limits.maxFiles + limits.maxFields + 3
+  return Math.max(bodyLimit, limits.maxTotalSize + limits.maxFields * limits.maxFieldSize + parts * MULTIPART_PART_OVERHEAD)
+}
+
 /** Checks and completes the REST configuration once, at boot. */
 export function resolveRest(rest: RestConfig): ResolvedRest {
   if (typeof rest !== 'object' || rest === null) throw configError('rest', 'must be an object', rest)
@@ -242,6 +315,9 @@ export function resolveRest(rest: RestConfig): ResolvedRest {
   const fastify = rest.fastify ?? {}
   if (typeof fastify !== 'object' || fastify === null) throw configError('rest.fastify', 'must be an object of Fastify server options', fastify)
   const baseUrl = normalizeBaseUrl(rest.baseUrl ?? DEFAULTS.rest.baseUrl)
+  // rest.* wins over rest.fastify.*, which wins over the framework's default.
+  const bodyLimit = positiveInteger('rest.bodyLimit', rest.bodyLimit ?? fastify.bodyLimit, DEFAULTS.rest.bodyLimit)
+  const uploads = resolveUploadSettings(rest.uploads)
   return Object.freeze({
     baseUrl,
     host: rest.host ?? DEFAULTS.rest.host,
@@ -253,13 +329,16 @@ export function resolveRest(rest: RestConfig): ResolvedRest {
     rateLimiting: resolveRateLimit(rest.rateLimiting),
     allowedOrigins: Object.freeze([...allowedOrigins]),
     cors: corsEnabled ? (rest.cors ?? {}) : undefined,
-    uploads: resolveUploadSettings(rest.uploads),
+    uploads,
     uploadsDiagnostics: rest.uploads?.diagnostics,
     discovery: Object.freeze({ enabled: rest.discovery?.enabled === true, secret: rest.discovery?.secret }),
     mcp: resolveMcp(rest.mcp, baseUrl),
-    // rest.* wins over rest.fastify.*, which wins over the framework's default.
-    bodyLimit: positiveInteger('rest.bodyLimit', rest.bodyLimit ?? fastify.bodyLimit, DEFAULTS.rest.bodyLimit),
+    bodyLimit,
     requestTimeout: positiveInteger('rest.requestTimeout', rest.requestTimeout ?? fastify.requestTimeout, DEFAULTS.rest.requestTimeout),
+    multipartLimit: multipartLimitOf(uploads.limits, bodyLimit),
+    maxDepth: positiveInteger('rest.maxDepth', rest.maxDepth, DEFAULTS.rest.maxDepth),
+    staticFollowSymlinks: optionalBoolean('rest.staticFollowSymlinks', rest.staticFollowSymlinks, DEFAULTS.rest.staticFollowSymlinks),
+    underPressure: resolveUnderPressure(rest.underPressure),
     fastify,
   })
 }

@@ -78,6 +78,9 @@ function compilePolicy(options: ResolvedCorsOptions): Policy {
   const { origin, allowMethods } = options
   if (typeof allowMethods !== 'function') base.methods = headerList('allowMethods', allowMethods)
   if (typeof origin !== 'function') base.origin = fixedOrigin(origin)
+  // `*` with credentials is refused by browsers; a reflected origin with credentials would let any
+  // site send credentialed requests. So `*` never carries credentials (docs/cors.md).
+  if (base.origin === '*') base.credentials = false
   if (typeof origin !== 'function' && typeof allowMethods !== 'function') {
     const fixed = Object.freeze(base)
     return () => fixed
@@ -87,6 +90,7 @@ function compilePolicy(options: ResolvedCorsOptions): Policy {
     if (typeof origin === 'function') {
       const allowed = origin(requestOrigin, { req })
       answer.origin = typeof allowed === 'string' && allowed !== '' ? allowed : noOrigin
+      if (allowed === '*') answer.credentials = false
     }
     if (typeof allowMethods === 'function') answer.methods = headerList('allowMethods', allowMethods(requestOrigin, { req }))
     return answer

@@ -33,6 +33,10 @@ export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, n
   FA_ERR_UPLOAD_FILENAME_LENGTH: 400,
   FA_ERR_UPLOAD_EMPTY_FILE: 400,
   FA_ERR_UPLOAD_TOO_SMALL: 400,
+  FA_ERR_UPLOAD_FILENAME_INVALID: 400,
+  FA_ERR_MULTIPART_PART_INVALID: 400,
+  FA_ERR_JSON_TOO_DEEP: 400,
+  FA_ERR_UNDER_PRESSURE: 503,
 })
 
 /** The HTTP status of a Result: 200 for Ok, its code's status for a failure, 400 for a handler's `Err`. */

@@ -57,6 +57,9 @@ export async function setupRateLimit(app: FastifyInstance, { config, diagnostics
   // The structural store type of plugins/config.ts is the plugin's own contract, written out.
   if (config.store) options.store = config.store as unknown as NonNullable<LimiterOptions['store']>
   else if (config.redis) options.redis = config.redis
+  // The in-memory store is an LRU of `cache` keys (5,000 by default in the plugin): a window with more
+  // distinct keys would forget the oldest counts, so an attacker rotating keys could reset anyone's.
+  else options.cache = config.cacheSize
   await app.register(fastifyRateLimit, options)
 
   const limit = app.rateLimit()

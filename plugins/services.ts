@@ -9,6 +9,7 @@ import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { checkExternalRequest } from '../lib/request.js'
 import { statusOf } from './http-status.js'
+import { setupJsonBody } from './json-body.js'
 
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is
@@ -32,6 +33,8 @@ export interface ServicesPluginOptions {
   baseUrl: string
   discovery: { readonly enabled: boolean; readonly secret?: string }
   bodyLimit: number
+  /** Deepest nesting of a JSON body (`rest.maxDepth`). */
+  maxDepth: number
   multipart?: MultipartSupport
 }
 
@@ -102,7 +105,7 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
-  app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'))
+  setupJsonBody(app, options.maxDepth)
   app.setReplySerializer(serialize)
 
   // Not async: an execute waits on the engine's one promise; every other answer is sent at once.

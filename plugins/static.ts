@@ -1,5 +1,6 @@
+import { realpathSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
-import { resolve } from 'node:path'
+import { join, resolve, sep } from 'node:path'
 import type { FastifyError, FastifyInstance, FastifyPluginCallback } from 'fastify'
 import type { FastifyStaticOptions } from '@fastify/static'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
@@ -24,6 +25,8 @@ export interface StaticPluginOptions {
   dir: string
   runtime: StaticRuntime
   diagnostics: Diagnostics
+  /** `rest.staticFollowSymlinks`: serve symbolic links that point outside `dir` (default: they answer 404). */
+  followSymlinks?: boolean
   /** Replaces the runtime's loader (tests use it to make the import fail). */
   load?: StaticAdapterLoader
 }
@@ -74,5 +77,25 @@ export async function staticPlugin(app: FastifyInstance, options: StaticPluginOp
     decorateReply: false,
     // Dotfiles (`.env`, `.git/…`) are never public assets: they answer 404.
     dotfiles: 'ignore',
+    ...(options.followSymlinks ? {} : { allowedPath: insideRoot(root) }),
   })
+}
+
+/**
+ * @fastify/static (through `send`) follows symbolic links wherever they point. This check resolves
+ * the requested path and refuses (404) one whose real location is outside the root's.
+ */
+function insideRoot(root: string): (pathname: string) => boolean {
+  const realRoot = realpathSync.native(root)
+  const prefix = realRoot.endsWith(sep) ? realRoot : realRoot + sep
+  return (pathname) => {
+    let real: string
+    try {
+      real = realpathSync.native(join(root, pathname))
+    } catch {
+      // Missing: @fastify/static answers the 404 itself.
+      return true
+    }
+    return real === realRoot || real.startsWith(prefix)
+  }
 }

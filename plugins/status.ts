@@ -1,9 +1,24 @@
 import type { FastifyInstance } from 'fastify'
 import { success } from '../lib/envelope.js'
 import { messages } from '../lib/messages.js'
+import { notShed, type PressureProbe } from './under-pressure.js'
 
-/** `GET /status`, not under the base URL. */
-export async function statusPlugin(app: FastifyInstance, { serverName }: { serverName: string }): Promise<void> {
-  const body = success(messages.running(serverName))
-  app.get('/status', async (_request, reply) => reply.send(body))
+export interface StatusPluginOptions {
+  serverName: string
+  /** Present when load shedding is on: `/status` then reports it in `data.underPressure`. */
+  underPressure?: PressureProbe
+}
+
+/**
+ * `GET /status`, not under the base URL. Its answer is the specification's
+ * (`data: {}`) unless load shedding is on; then `data: { underPressure }`, and it is never shed.
+ */
+export async function statusPlugin(app: FastifyInstance, { serverName, underPressure }: StatusPluginOptions): Promise<void> {
+  const message = messages.running(serverName)
+  if (!underPressure) {
+    const body = success(message)
+    app.get('/status', async (_request, reply) => reply.send(body))
+    return
+  }
+  app.get('/status', notShed, async (_request, reply) => reply.send(success(message, { underPressure: underPressure() })))
 }

@@ -12,10 +12,13 @@ import type { UploadLimits, UploadSettings } from '../lib/uploads/config.js'
 import { checkContentType } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
+import { guardMultipart, MultipartRefused } from './multipart-guard.js'
 import type { MultipartReader, MultipartSupport } from './services.js'
 
 export interface UploadsOptions {
   settings: UploadSettings
+  /** Largest multipart body in bytes (`multipartLimitOf`: the upload limits, or `bodyLimit` when larger). */
+  multipartLimit: number
   engine: Engine
   /** Already scoped by `uploads.diagnostics`. */
   diagnostics: Diagnostics
@@ -60,12 +63,12 @@ const LINGER_MS = 2000
  * Sets up multipart bodies on the services endpoint. The returned function runs inside the
  * services plugin's scope: @fastify/multipart is registered there and nowhere else.
  */
-export function setupUploads({ settings, engine, diagnostics }: UploadsOptions) {
+export function setupUploads({ settings, multipartLimit, engine, diagnostics }: UploadsOptions) {
   const limits = toStreamLimits(settings.limits)
   return {
     async register(scope: FastifyInstance): Promise<MultipartReader> {
       await scope.register(multipart, { limits, throwFileSizeLimit: false })
-      return (request, reply) => readUpload(request, reply, engine, settings, diagnostics)
+      return (request, reply) => readUpload(request, reply, engine, settings, multipartLimit, diagnostics)
     },
     /** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
     checkJson: settings.enforceContentType
@@ -79,9 +82,10 @@ async function readUpload(
   reply: FastifyReply,
   engine: Engine,
   settings: UploadSettings,
+  multipartLimit: number,
   diagnostics: Diagnostics,
 ): Promise<ExternalRequest | Failure> {
-  const form = await readForm(request, settings)
+  const form = await readForm(request, settings, multipartLimit)
   discardRest(request, reply)
   const read = form.failure ?? toExternalRequest(form, request.headers['content-type'], engine, settings)
   if ('ok' in read) {
@@ -142,21 +146,33 @@ function toFile({ chunks, name, type }: ReadFile): File {
  * Reads the parts in order. Files are collected in memory up to the limits; a limit crossed while
  * streaming stops the reading at once (the rest of the body is never parsed or kept).
  */
-async function readForm(request: FastifyRequest, settings: UploadSettings): Promise<ReadForm> {
+async function readForm(request: FastifyRequest, settings: UploadSettings, multipartLimit: number): Promise<ReadForm> {
   const { limits } = settings
   const form: ReadForm = { entries: [], files: [] }
   let total = 0
+  let received = 0
+  const guard = guardMultipart(request, settings, multipartLimit)
   const stop = (failure: Failure, cause?: unknown) => Object.assign(form, { failure, cause })
   const stopAtFile = (limit: 'maxFiles' | 'maxFileSize' | 'maxTotalSize') =>
     stop(validateUploads(form.files, settings) ?? limitExceeded(limit, settings, form.files))
   try {
     for await (const part of request.parts()) {
+      received++
+      // The guard refuses a nameless part from its headers; this holds should a part slip past it.
+      if (typeof part.fieldname !== 'string' || part.fieldname === '') {
+        if (part.type === 'file') part.file.destroy()
+        return stop(fail.multipartPartInvalid(messages.partReasons.noName))
+      }
       if (part.type === 'field') {
         if (part.valueTruncated) return stop(limitExceeded('maxFieldSize', settings, [], { fields: [part.fieldname] }))
         form.entries.push({ kind: 'field', name: part.fieldname, value: fieldText(part.value) })
         continue
       }
-      const file: ReadFile = { name: part.filename, type: part.mimetype, size: 0, complete: false, chunks: [] }
+      const file: ReadFile = { name: part.filename ?? '', type: part.mimetype, size: 0, complete: false, chunks: [] }
+      if (hasControlCharacters(file.name)) {
+        part.file.destroy()
+        return stop(fail.uploadFilenameInvalid({ files: [{ name: file.name, size: 0 }] }))
+      }
       // A named file beyond the count is not read at all.
       if (file.name !== '' && form.files.length >= limits.maxFiles) {
         part.file.destroy()
@@ -171,10 +187,24 @@ async function readForm(request: FastifyRequest, settings: UploadSettings): Prom
       form.entries.push({ kind: 'file', name: part.fieldname, file })
       if (cut) return stopAtFile(cut)
     }
+    // busboy skips a part it cannot file (a malformed disposition): the guard saw its headers.
+    if (guard.parts > received) return stop(fail.multipartPartInvalid(messages.partReasons.dropped))
     return form
   } catch (error) {
     return stop(readFailure(error, form.files, settings), error)
+  } finally {
+    guard.stop()
   }
+}
+
+/**
+ * C0 and C1 controls (NUL, CR, LF, ESC, DEL…) and the bidirectional overrides that make
+ * `invoice\u202Egnp.exe` display as `invoice.exe.png`: a name with any of them is refused whole.
+ */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+
+function hasControlCharacters(name: string): boolean {
+  return CONTROL_CHARACTERS.test(name)
 }
 
 /** A field part's text. @fastify/multipart parses a part declared `application/json`; give it back as text. */
@@ -223,6 +253,7 @@ function collect(stream: MultipartFile['file'], file: ReadFile, budget: number):
 
 /** @fastify/multipart's errors: its limits keep the envelope of the limit; anything else is a malformed body. */
 function readFailure(error: unknown, files: readonly FileReceipt[], settings: UploadSettings): Failure {
+  if (error instanceof MultipartRefused) return error.failure
   switch ((error as { code?: unknown }).code) {
     case 'FST_FILES_LIMIT':
       return validateUploads(files, settings) ?? limitExceeded('maxFiles', settings, files)

@@ -4,6 +4,7 @@ import Type from 'typebox'
 import { createAction, Ok } from '../lib/index.js'
 import { buildServer } from './helpers/server.js'
 import { echoService } from './helpers/fixtures.js'
+import { filesService } from './helpers/uploads.js'
 
 // Property-based fuzzing of POST /api/services through a real socket: whatever arrives, the answer
 // is an envelope below 500, Object.prototype stays clean and the server keeps serving.
@@ -60,6 +61,52 @@ function poisoned(inner: string, key: '__proto__' | 'constructor'): string {
     : `{"intent":"execute","service":"tasks","action":"echo","payload":{"constructor":{"prototype":${inner}}}}`
 }
 
+// Multipart bodies: random boundaries, parts with hostile names and file names (control
+// characters, CR/LF, `filename*`), huge headers, preambles and epilogues, truncated anywhere.
+const boundaryChars = fc.constantFrom(...'abcXYZ0189\'()+_,-./:=? '.split(''))
+const boundaries = fc.string({ unit: boundaryChars, minLength: 1, maxLength: 70 }).filter((b) => !b.endsWith(' '))
+const partName = fc.oneof(fc.constantFrom('intent', 'service', 'action', 'doc', 'note', '__proto__', ''), fc.string({ maxLength: 20 }))
+const fileName = fc.oneof(
+  fc.constantFrom('a.png', 'a.exe\0.png', '\x1b[31m.png', 'evil\r\n.png', '../../etc/passwd', 'x'.repeat(300)),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+)
+const disposition = fc.oneof(
+  fc.tuple(partName, fc.option(fileName, { nil: undefined })).map(([name, file]) => `form-data; name="${name}"${file === undefined ? '' : `; filename="${file}"`}`),
+  fc.tuple(partName, fc.string({ maxLength: 30 })).map(([name, raw]) => `form-data; name="${name}"; filename*=utf-8''${encodeURIComponent(raw).replace(/%20/g, '%0d%0a')}`),
+  fc.constantFrom('attachment; filename="a.png"', 'form-data', 'form-data; filename="nameless.png"', ''),
+)
+const part = fc.record({
+  disposition,
+  type: fc.option(fc.constantFrom('image/png', 'application/pdf', 'application/octet-stream', 'application/json', 'text/plain; charset=utf-16'), { nil: undefined }),
+  extraHeader: fc.option(fc.integer({ min: 0, max: 20_000 }), { nil: undefined }),
+  value: fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.integer({ min: 0, max: 100_000 }).map((n) => 'v'.repeat(n))),
+})
+const multipartBodies = fc
+  .record({
+    boundary: boundaries,
+    routing: fc.boolean(),
+    parts: fc.array(part, { maxLength: 6 }),
+    preamble: fc.oneof(fc.constant(''), fc.integer({ min: 1, max: 20_000 }).map((n) => 'p'.repeat(n) + '\r\n')),
+    epilogue: fc.oneof(fc.constant(''), fc.integer({ min: 1, max: 20_000 }).map((n) => 'e'.repeat(n))),
+    cut: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+    headerBoundary: fc.option(boundaries, { nil: undefined }),
+  })
+  .map(({ boundary, routing, parts, preamble, epilogue, cut, headerBoundary }) => {
+    const all = routing
+      ? [{ disposition: 'form-data; name="intent"', value: 'execute' }, { disposition: 'form-data; name="service"', value: 'files' }, { disposition: 'form-data; name="action"', value: 'structured' }, ...parts]
+      : parts
+    let text = preamble
+    for (const p of all) {
+      const type = 'type' in p && p.type ? `\r\nContent-Type: ${p.type}` : ''
+      const extra = 'extraHeader' in p && p.extraHeader !== undefined ? `\r\nX-Pad: ${'h'.repeat(p.extraHeader)}` : ''
+      text += `--${boundary}\r\nContent-Disposition: ${p.disposition}${type}${extra}\r\n\r\n${p.value}\r\n`
+    }
+    text += `--${boundary}--\r\n${epilogue}`
+    const bytes = Buffer.from(text, 'latin1')
+    const body = new Uint8Array(cut === undefined ? bytes : bytes.subarray(0, Math.floor(bytes.length * cut)))
+    return { body, contentType: `multipart/form-data; boundary="${headerBoundary ?? boundary}"` }
+  })
+
 const bodies: fc.Arbitrary<{ body: string | Uint8Array<ArrayBuffer>; contentType: string | undefined }> = fc.oneof(
   envelopeLike.map((value) => ({ body: safeStringify(value), contentType: 'application/json' })),
   fc.jsonValue().map((value) => ({ body: JSON.stringify(value), contentType: 'application/json' })),
@@ -82,6 +129,8 @@ const bodies: fc.Arbitrary<{ body: string | Uint8Array<ArrayBuffer>; contentType
     body: `------fuzz\r\nContent-Disposition: form-data; name="intent"\r\n\r\n${junk}\r\n------fuzz\r\nContent-Disposition: form-data; name="file"; filename="${junk}"\r\n\r\n${junk}`,
     contentType: 'multipart/form-data; boundary=----fuzz',
   })),
+  multipartBodies,
+  multipartBodies,
 )
 
 function safeStringify(value: unknown): string {
@@ -93,7 +142,7 @@ function safeStringify(value: unknown): string {
 }
 
 t.test('fuzzing the services endpoint through a real socket', async (t) => {
-  const server = await buildServer({ services: [echoService, { name: 'fz', description: '', actions: [nested] }], rest: { enableStatus: true } })
+  const server = await buildServer({ services: [echoService, filesService, { name: 'fz', description: '', actions: [nested] }], rest: { enableStatus: true } })
   t.teardown(() => server.close())
   const address = await server.app.listen({ port: 0, host: '127.0.0.1' })
   const url = `${address}/api/services`

@@ -75,7 +75,7 @@ t.test('without rateLimiting.limitingHeader nothing is limited and no headers ar
 })
 
 t.test('defaults: 100 per 900000 ms window, draft-spec RateLimit-* headers', async (t) => {
-  t.same(DEFAULTS.rateLimiting, { windowMs: 900_000, limit: 100, standardHeaders: true })
+  t.same(DEFAULTS.rateLimiting, { windowMs: 900_000, limit: 100, standardHeaders: true, cacheSize: 100_000 })
   const server = await limitedServer(t, {})
   const answer = await ping(server.app, { 'x-client': 'a' })
   t.equal(answer.statusCode, 200)

@@ -8,12 +8,14 @@ import { setupRequestScope } from '../../plugins/request-scope.js'
 import { servicesPlugin } from '../../plugins/services.js'
 import { staticPlugin } from '../../plugins/static.js'
 import { statusPlugin } from '../../plugins/status.js'
+import { setupUnderPressure } from '../../plugins/under-pressure.js'
 import { setupUploads } from '../../plugins/uploads.js'
 import { runOnBoot } from '../boot.js'
 import { createContext, setCurrentContext, type ServerContext } from '../context.js'
 import { thrownMessage } from '../db/errors.js'
 import { createDiagnostics, type Diagnostics } from '../diagnostics.js'
 import { createEngine, type Engine } from '../engine.js'
+import { createOtelInstrument } from '../tracing.js'
 import { ErrConfig, ErrNotRegistered, fail } from '../errors.js'
 import type { LogEntry, ServiceLogger } from '../logger.js'
 import { messages } from '../messages.js'
@@ -78,11 +80,22 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
     onAfterActionHandler: config.onAfterActionHandler,
     actionTimeout: config.actionTimeout,
     thrownMessage,
+    instrument: createOtelInstrument(),
   })
   // Protected actions fail closed: without a REST interface there is no request to read a token from.
   if (config.auth) engine.setAuthenticator(() => fail.auth(messages.authReasons.noRequest))
+  else warnUnprotected(config, logger)
   setCurrentContext(context)
   return { config, context, engine, diagnostics }
+}
+
+/**
+ * `isProtected` only takes effect with `auth` (the specification): without it those actions run for
+ * anyone. Said once at boot, whatever `diagnostics` is: through the logger, else the console.
+ */
+function warnUnprotected(config: ResolvedConfig, logger: ServiceLogger | undefined): void {
+  const names = config.services.flatMap((service) => service.actions.filter((action) => action.isProtected).map((action) => `${service.name}.${action.name}`))
+  if (names.length > 0) createDiagnostics(true, logger).warn('createServer', messages.protectedWithoutAuth(names.join(', ')))
 }
 
 /** A part's own `diagnostics` switch when given, else the server's. */
@@ -95,7 +108,7 @@ const registrations = new WeakMap<object, Map<string, ActionsHandle<any>>>()
 
 /**
  * Serves the actions on `app`'s context, in the fixed order: error and 404 envelopes, request
- * scope, CORS, rate limit, static files, middleware, auth, uploads + services, status. Every hook is
+ * scope, CORS, load shedding, rate limit, static files, middleware, auth, uploads + services, status. Every hook is
  * added to `app` itself: with `createServer` that is the root (so custom routes get them too), with
  * the plugin it is the plugin's own encapsulated context (so the user's other routes do not).
  */
@@ -111,18 +124,20 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   installErrorEnvelope(app, { baseUrl: `${app.prefix}${rest.baseUrl}`, diagnostics, notFound })
   setupRequestScope(app, context)
   if (rest.cors) await setupCors(app, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
+  // After CORS, so a browser can read the 503; before everything that costs work.
+  const underPressure = rest.underPressure ? await setupUnderPressure(app, rest.underPressure) : undefined
   if (rest.rateLimiting) await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
-  if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics })
+  if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
   const middleware = new MiddlewareRegistry()
   setupMiddleware(app, middleware, context)
   const auth = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
-  const uploads = setupUploads({ settings: rest.uploads, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, multipart: uploads })
+  const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads })
   if (rest.mcp) {
     const { mcpPlugin } = await loadMcp()
     await app.register(mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
   }
-  if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName })
+  if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure })
 
   const handle: ActionsHandle<any> = Object.freeze({
     prefix: app.prefix,

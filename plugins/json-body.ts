@@ -1,0 +1,55 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { fail } from '../lib/errors.js'
+import { FailureError } from './http-status.js'
+
+const OPEN_BRACE = 0x7b // {
+const OPEN_BRACKET = 0x5b // [
+const CLOSE_BRACE = 0x7d // }
+const CLOSE_BRACKET = 0x5d // ]
+const QUOTE = 0x22 // "
+const BACKSLASH = 0x5c // \
+
+/**
+ * True when `text` opens more than `max` arrays or objects inside one another. One pass over the
+ * characters, strings skipped; the text need not be valid JSON (JSON.parse judges that after).
+ */
+export function exceedsDepth(text: string, max: number): boolean {
+  // Fewer characters than levels cannot nest that deep: the common small body costs nothing.
+  if (text.length <= max) return false
+  let depth = 0
+  const length = text.length
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i)
+    if (code === QUOTE) {
+      // Skip the string, escapes included.
+      for (i++; i < length; i++) {
+        const inner = text.charCodeAt(i)
+        if (inner === BACKSLASH) i++
+        else if (inner === QUOTE) break
+      }
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > max) return true
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+      depth--
+    }
+  }
+  return false
+}
+
+type JsonParser = (request: FastifyRequest, body: string, done: (error: Error | null, value?: unknown) => void) => void
+
+/**
+ * JSON bodies (`application/json` and `application/*+json`) on `app`'s context: Fastify's own parser
+ * (prototype poisoning refused) behind a nesting check, so a body deeper than `maxDepth` is a 400
+ * envelope before it is parsed, and never a stack overflow when the answer is serialized.
+ */
+export function setupJsonBody(app: FastifyInstance, maxDepth: number): void {
+  const parse = app.getDefaultJsonParser('error', 'error') as unknown as JsonParser
+  const parseBounded: JsonParser = (request, body, done) => {
+    if (exceedsDepth(body, maxDepth)) return done(new FailureError(fail.jsonTooDeep(maxDepth)))
+    parse(request, body, done)
+  }
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseBounded)
+  app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'string' }, parseBounded)
+}

@@ -1,4 +1,4 @@
-import type { Action } from './action.js'
+import type { Action, Service } from './action.js'
 import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
@@ -11,80 +11,85 @@ export interface Discovery {
   schema: (service: string, action: string) => ExternalResponse | Failure
 }
 
+/** Every answer of one intent: for `*`, per service, per `service\0action`. */
+interface Answers {
+  all: ExternalResponse
+  byService: Map<string, ExternalResponse>
+  byAction: Map<string, ExternalResponse>
+}
+
+/** Visible actions (not `visibility.rest: false`) by service, in declaration order. */
+type Visible = Map<string, Map<string, Action>>
+
 const isVisible = (action: Action) => action.visibility?.rest !== false
+const actionKey = (service: string, action: string) => `${service}\u0000${action}`
 
-export function createDiscovery(engine: Engine): Discovery {
-  const services = engine.getServices()
+function visibleActions(services: readonly Service[]): Visible {
+  return new Map(services.map((service) => [service.name, new Map(service.actions.filter(isVisible).map((action) => [action.name, action]))]))
+}
 
-  const visible = new Map<string, Map<string, Action>>()
-  for (const service of services.value) {
-    visible.set(service.name, new Map(service.actions.filter(isVisible).map((action) => [action.name, action])))
-  }
-
-  const exploreAll = success(messages.servicesListed, {
-    services: services.value.map((service) => ({
+/** The specification's three `explore` shapes. */
+function exploreAnswers(services: readonly Service[], visible: Visible): Answers {
+  const all = success(messages.servicesListed, {
+    services: services.map((service) => ({
       name: service.name,
       description: service.description,
       ...(service.meta ? { meta: service.meta } : {}),
       actions: [...visible.get(service.name)!.keys()],
     })),
   })
-  const exploreService = new Map<string, ExternalResponse>()
-  const exploreAction = new Map<string, ExternalResponse>()
-  const schemaOf = new Map<Action, Record<string, unknown> | null>()
+  const byService = new Map<string, ExternalResponse>()
+  const byAction = new Map<string, ExternalResponse>()
   for (const [serviceName, actions] of visible) {
-    exploreService.set(
-      serviceName,
-      success(messages.actionsListed(serviceName), {
-        actions: [...actions.values()].map((action) => ({
-          name: action.name,
-          description: action.description,
-          isProtected: action.isProtected === true,
-          validation: Boolean(action.validation),
-          accessControl: action.accessControl ?? [],
-        })),
-      }),
-    )
+    const summaries = [...actions.values()].map((action) => ({
+      name: action.name,
+      description: action.description,
+      isProtected: action.isProtected === true,
+      validation: Boolean(action.validation),
+      accessControl: action.accessControl ?? [],
+    }))
+    byService.set(serviceName, success(messages.actionsListed(serviceName), { actions: summaries }))
     for (const action of actions.values()) {
-      exploreAction.set(
-        `${serviceName}\u0000${action.name}`,
-        success(messages.actionDescribed(serviceName, action.name), {
-          name: action.name,
-          description: action.description,
-          isProtected: action.isProtected === true,
-          accessControl: action.accessControl ?? null,
-          hooks: { before: action.hooks?.before ?? [], after: action.hooks?.after ?? [] },
-          meta: action.meta ?? null,
-        }),
-      )
-      schemaOf.set(action, toJsonSchema(action.validation))
+      const detail = {
+        name: action.name,
+        description: action.description,
+        isProtected: action.isProtected === true,
+        accessControl: action.accessControl ?? null,
+        hooks: { before: action.hooks?.before ?? [], after: action.hooks?.after ?? [] },
+        meta: action.meta ?? null,
+      }
+      byAction.set(actionKey(serviceName, action.name), success(messages.actionDescribed(serviceName, action.name), detail))
     }
   }
-  const schemasOf = (actions: Map<string, Action>) =>
-    Object.fromEntries([...actions.values()].map((action) => [action.name, schemaOf.get(action) ?? null]))
-  const schemaAll = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
-  const schemaService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
-  const schemaAction = new Map<string, ExternalResponse>()
+  return { all, byService, byAction }
+}
+
+/** The `schema` answers: JSON Schema (or null) per action, keyed as the specification says. */
+function schemaAnswers(visible: Visible): Answers {
+  const schemaOf = new Map<Action, Record<string, unknown> | null>()
+  for (const actions of visible.values()) for (const action of actions.values()) schemaOf.set(action, toJsonSchema(action.validation))
+  const schemasOf = (actions: Map<string, Action>) => Object.fromEntries([...actions.values()].map((action) => [action.name, schemaOf.get(action) ?? null]))
+  const all = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
+  const byService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
+  const byAction = new Map<string, ExternalResponse>()
   for (const [serviceName, actions] of visible) {
     for (const action of actions.values()) {
       const answer = success(messages.actionSchemaExported(serviceName, action.name), { [action.name]: schemaOf.get(action) ?? null })
-      schemaAction.set(`${serviceName}\u0000${action.name}`, answer)
+      byAction.set(actionKey(serviceName, action.name), answer)
     }
   }
+  return { all, byService, byAction }
+}
 
+export function createDiscovery(engine: Engine): Discovery {
+  const services = engine.getServices().value
+  const visible = visibleActions(services)
   const missing = (service: string, action: string): Failure =>
     visible.has(service) ? fail.actionNotFound(service, action) : fail.serviceNotFound(service)
-
-  return {
-    explore(service, action) {
-      if (service === '*') return exploreAll
-      if (action === '*') return exploreService.get(service) ?? missing(service, action)
-      return exploreAction.get(`${service}\u0000${action}`) ?? missing(service, action)
-    },
-    schema(service, action) {
-      if (service === '*') return schemaAll
-      if (action === '*') return schemaService.get(service) ?? missing(service, action)
-      return schemaAction.get(`${service}\u0000${action}`) ?? missing(service, action)
-    },
+  const answer = (answers: Answers) => (service: string, action: string) => {
+    if (service === '*') return answers.all
+    if (action === '*') return answers.byService.get(service) ?? missing(service, action)
+    return answers.byAction.get(actionKey(service, action)) ?? missing(service, action)
   }
+  return { explore: answer(exploreAnswers(services, visible)), schema: answer(schemaAnswers(visible)) }
 }

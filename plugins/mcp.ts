@@ -86,36 +86,35 @@ function keepHeaders(reply: FastifyReply): void {
   }
 }
 
-/**
- * `POST {path}`: MCP's Streamable HTTP transport, stateless, JSON responses, one message per request.
- * GET (the optional SSE stream) and DELETE (sessions) answer 405, as the SDK's stateless examples do.
- */
-export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions): Promise<void> {
-  const { config, context, diagnostics } = options
-  const { path } = config
-  const identity = { ...packageIdentity(), ...(config.name ? { name: config.name } : {}), ...(config.version ? { version: config.version } : {}) }
-  const registry = createToolRegistry(options.engine)
-  const authenticate = config.requireAuth ? options.authenticate : undefined
-  if (config.requireAuth && !authenticate) throw new ErrConfig(messages.mcpRequireAuthWithoutAuth)
-  // The SDK makes an Ajv instance per Server unless given one; it is used only for elicitation, never here.
-  const validator = new AjvJsonSchemaValidator()
+/** The server's name and version as MCP announces them: the package's own unless the config names them. */
+function identityOf(config: ResolvedMcp): { name: string; version: string } {
+  return { ...packageIdentity(), ...(config.name ? { name: config.name } : {}), ...(config.version ? { version: config.version } : {}) }
+}
 
-  // This route's own JSON parser: a body it cannot read is answered as JSON-RPC (-32700), not as the envelope.
+/** This route's own JSON parser: a body it cannot read is answered as JSON-RPC (-32700), not as the envelope. */
+function useJsonRpcParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
     parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody() : value))
   })
+}
 
-  // Before the body is read: an unauthenticated client never gets a megabyte parsed. Route handlers get
-  // their request scope from the request-scope plugin; this hook runs earlier, so it opens it itself.
-  const requireToken = (verify: Authenticator) => async (request: FastifyRequest, reply: FastifyReply) => {
+/**
+ * An `onRequest` hook, before the body is read: an unauthenticated client never gets a megabyte parsed.
+ * Route handlers get their request scope from the request-scope plugin; this hook runs earlier, so it opens it itself.
+ */
+function requireToken(verify: Authenticator, context: ServerContext<any>) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const auth = await runInRequestScope(requestStoreOf(request, reply, context), () => verify(context))
     if (!auth.ok) return reply.code(statusOf(auth)).send(errorEnvelope(auth.error))
   }
+}
 
-  async function handle(request: FastifyRequest, reply: FastifyReply) {
+/** The POST handler: checks the body is one JSON-RPC message, then hands the raw request to a fresh MCP server. */
+function createMcpHandler(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator) {
+  return async function handle(request: FastifyRequest, reply: FastifyReply) {
     const body = request.body
     if (body === undefined || body instanceof UnreadableBody) {
       return reply.code(400).send(jsonRpcError(ErrorCode.ParseError, messages.mcpParseError))
@@ -135,18 +134,35 @@ export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions)
       await server.connect(transport)
       await transport.handleRequest(request.raw, reply.raw, body)
     } catch (error) {
-      diagnostics.error('mcp.handleRequest', errorMessage(error))
+      options.diagnostics.error('mcp.handleRequest', errorMessage(error))
       if (!reply.raw.headersSent) {
         reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(ErrorCode.InternalError, messages.internal)))
       } else reply.raw.destroy()
     }
   }
+}
 
-  const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.code(405).header('allow', 'POST').send(jsonRpcError(SERVER_ERROR, messages.mcpMethodNotAllowed))
+/** GET and DELETE: no SSE stream, no sessions. */
+function notAllowed(_request: FastifyRequest, reply: FastifyReply) {
+  return reply.code(405).header('allow', 'POST').send(jsonRpcError(SERVER_ERROR, messages.mcpMethodNotAllowed))
+}
 
-  const onRequest = authenticate ? requireToken(authenticate) : undefined
-  app.post(path, { bodyLimit: options.bodyLimit, onRequest }, handle)
-  app.get(path, { onRequest }, notAllowed)
-  app.delete(path, { onRequest }, notAllowed)
+/**
+ * `POST {path}`: MCP's Streamable HTTP transport, stateless, JSON responses, one message per request.
+ * GET (the optional SSE stream) and DELETE (sessions) answer 405, as the SDK's stateless examples do.
+ */
+export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions): Promise<void> {
+  const { config, context } = options
+  const identity = identityOf(config)
+  const registry = createToolRegistry(options.engine)
+  const authenticate = config.requireAuth ? options.authenticate : undefined
+  if (config.requireAuth && !authenticate) throw new ErrConfig(messages.mcpRequireAuthWithoutAuth)
+  // The SDK makes an Ajv instance per Server unless given one; it is used only for elicitation, never here.
+  const handle = createMcpHandler(registry, identity, options, new AjvJsonSchemaValidator())
+
+  useJsonRpcParser(app)
+  const onRequest = authenticate ? requireToken(authenticate, context) : undefined
+  app.post(config.path, { bodyLimit: options.bodyLimit, onRequest }, handle)
+  app.get(config.path, { onRequest }, notAllowed)
+  app.delete(config.path, { onRequest }, notAllowed)
 }

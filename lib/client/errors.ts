@@ -53,3 +53,6 @@ export function clientError(code: ClientErrorCode, message: string, httpStatus =
   if (cause !== undefined) error.cause = cause
   return error
 }
+
+/** The message of a thrown value, which need not be an Error. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))

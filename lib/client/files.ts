@@ -1,4 +1,4 @@
-import { clientMessages } from './errors.js'
+import { clientMessages, messageOf } from './errors.js'
 
 /**
  * A file to upload:
@@ -76,7 +76,7 @@ export async function toNamedBlob(input: FileInput): Promise<NamedBlob | { error
     try {
       return { blob: new Blob([bytesOf(await readPath(path))], { type }), name }
     } catch (error) {
-      return { error: clientMessages.cannotRead(path, error instanceof Error ? error.message : String(error)) }
+      return { error: clientMessages.cannotRead(path, messageOf(error)) }
     }
   }
   if (typeof input === 'object' && input !== null && 'data' in input && typeof input.name === 'string') {
@@ -86,3 +86,4 @@ export async function toNamedBlob(input: FileInput): Promise<NamedBlob | { error
   }
   return { error: clientMessages.notAFile }
 }
+

@@ -1,0 +1,62 @@
+import { clientError, clientErrorCodes, clientMessages, messageOf, type ClientError } from './errors.js'
+import { Err, Ok } from './result.js'
+import type { ClientResult } from './types.js'
+
+type Envelope = { status: boolean; message: string; data: Record<string, unknown>; code?: unknown }
+
+/** What the race of an answer against an abort or a timeout yields when the abort or timeout wins. */
+export const STOPPED = Symbol('stopped')
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function isEnvelope(value: unknown): value is Envelope {
+  return isObject(value) && typeof value.status === 'boolean' && typeof value.message === 'string' && isObject(value.data)
+}
+
+/** The envelope sends a non-object Ok value as `data: { result }`: hand back the value itself. */
+function unwrap(data: Record<string, unknown>): unknown {
+  const keys = Object.keys(data)
+  return keys.length === 1 && keys[0] === 'result' && !isObject(data.result) ? data.result : data
+}
+
+/** Reads the answer; `stopped` settles first when the call was aborted or timed out (the caller then reports which). */
+export async function receive(pending: Promise<Response>, stopped: Promise<typeof STOPPED> | undefined, unwrapValue: boolean): Promise<ClientResult<unknown>> {
+  const race = <V>(promise: Promise<V>) => {
+    if (!stopped) return promise
+    promise.catch(() => {}) // settles after the race was lost: nobody is listening any more
+    return Promise.race([promise, stopped])
+  }
+  let response: Response | typeof STOPPED
+  try {
+    response = await race(pending)
+  } catch (error) {
+    return Err(clientError(clientErrorCodes.network, clientMessages.network(messageOf(error)), 0, error))
+  }
+  if (response === STOPPED) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted)) // replaced by the caller, who knows why
+  let text: string | typeof STOPPED
+  try {
+    text = await race(response.text())
+  } catch (error) {
+    return Err(clientError(clientErrorCodes.network, clientMessages.unreadable(messageOf(error)), response.status, error))
+  }
+  if (text === STOPPED) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted)) // replaced by the caller, who knows why
+  return toResult(response, text, unwrapValue)
+}
+
+/** An answer's text as a Result: the envelope's data, or its error, or why it is no envelope. */
+function toResult(response: Response, text: string, unwrapValue: boolean): ClientResult<unknown> {
+  const httpStatus = response.status
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return Err(clientError(clientErrorCodes.badResponse, clientMessages.notJson(httpStatus), httpStatus, text))
+  }
+  if (!isEnvelope(body)) {
+    return Err(clientError(clientErrorCodes.badResponse, clientMessages.notEnvelope(httpStatus), httpStatus, body))
+  }
+  if (body.status && response.ok) return Ok(unwrapValue ? unwrap(body.data) : body.data)
+  const error: ClientError = { status: false, message: body.message, data: body.data, httpStatus }
+  if (typeof body.code === 'string') error.code = body.code
+  return Err(error)
+}

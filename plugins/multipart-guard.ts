@@ -86,117 +86,150 @@ function classify(block: string): { refused: string } | { file: boolean; name: s
  * end of its iteration with that error.
  */
 export function guardMultipart(request: FastifyRequest, settings: UploadSettings, multipartLimit: number): MultipartGuard {
-  const raw = request.raw
   const boundary = boundaryOf(request.headers['content-type'])
-  let parts = 0
-  if (boundary === undefined) return { parts, stop: () => {} }
-  const delimiter = Buffer.from(`\r\n--${boundary}`)
-  const fieldLimit = settings.limits.maxFieldSize + delimiter.length
+  if (boundary === undefined) return { parts: 0, stop: () => {} }
+  const scanner = new MultipartScanner(request.raw, boundary, settings, multipartLimit)
+  request.raw.on('data', scanner.scan)
+  return {
+    get parts() {
+      return scanner.parts
+    },
+    stop: () => scanner.stop(),
+  }
+}
 
-  let total = 0
-  let phase: Phase = 'preamble'
-  let spent = 0
-  let isFile = false
-  let partName = ''
-  let header: Buffer[] = []
-  let headerLength = 0
+/**
+ * The guard's state machine over the raw chunks: one method per phase, each taking the data and the
+ * offset it starts at and returning where the next phase starts, or undefined when this chunk is done.
+ */
+class MultipartScanner {
+  /** Parts whose headers were seen. */
+  parts = 0
+  private readonly delimiter: Buffer
+  private readonly fieldLimit: number
+  private total = 0
+  private phase: Phase = 'preamble'
+  /** Bytes of the current preamble, part body or epilogue. */
+  private spent = 0
+  private isFile = false
+  private partName = ''
+  private header: Buffer[] = []
+  private headerLength = 0
   // The first delimiter may open the body without its CRLF: scan as if one came first (busboy does).
-  let pending: Buffer = Buffer.from('\r\n')
-  let stopped = false
+  private pending: Buffer = Buffer.from('\r\n')
+  private stopped = false
 
-  const refuse = (failure: Failure) => {
-    stop()
-    if (raw.listenerCount('error') > 0) raw.emit('error', new MultipartRefused(failure))
+  constructor(
+    private readonly raw: FastifyRequest['raw'],
+    boundary: string,
+    private readonly settings: UploadSettings,
+    private readonly multipartLimit: number,
+  ) {
+    this.delimiter = Buffer.from(`\r\n--${boundary}`)
+    this.fieldLimit = settings.limits.maxFieldSize + this.delimiter.length
+  }
+
+  /** The request's `data` listener. */
+  readonly scan = (chunk: Buffer): void => {
+    this.total += chunk.length
+    if (this.total > this.multipartLimit) return this.refuse(fail.bodyTooLarge())
+    const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
+    this.pending = Buffer.alloc(0)
+    let at: number | undefined = 0
+    while (at !== undefined && at < data.length && !this.stopped) at = this.step(data, at)
+  }
+
+  stop(): void {
+    if (this.stopped) return
+    this.stopped = true
+    this.raw.off('data', this.scan)
+  }
+
+  private step(data: Buffer, at: number): number | undefined {
+    if (this.phase === 'delimiter') return this.afterDelimiter(data, at)
+    if (this.phase === 'headers') return this.partHeaders(data, at)
+    if (this.phase === 'epilogue') return this.epilogue(data, at)
+    return this.untilDelimiter(data, at)
+  }
+
+  /** Preamble or part body: up to the next delimiter. */
+  private untilDelimiter(data: Buffer, at: number): number | undefined {
+    const found = data.indexOf(this.delimiter, at)
+    if (found < 0) {
+      // The tail may be the start of a delimiter: keep it for the next chunk.
+      const keep = Math.min(this.delimiter.length - 1, data.length - at)
+      this.spend(data.length - keep - at)
+      this.pending = Buffer.from(data.subarray(data.length - keep))
+      return undefined
+    }
+    if (!this.spend(found - at)) return undefined
+    this.phase = 'delimiter'
+    return found + this.delimiter.length
+  }
+
+  /** Two bytes decide: `--` closes the form, anything else opens a part's headers. */
+  private afterDelimiter(data: Buffer, at: number): number | undefined {
+    if (data.length - at < 2) {
+      this.pending = data.subarray(at)
+      return undefined
+    }
+    if (data[at] === 0x2d && data[at + 1] === 0x2d) {
+      this.phase = 'epilogue'
+      at += 2
+    } else {
+      this.phase = 'headers'
+      this.parts++
+      this.header = []
+      this.headerLength = 0
+    }
+    this.spent = 0
+    return at
+  }
+
+  /** A part's header block, up to its blank line and at most MULTIPART_PART_OVERHEAD bytes. */
+  private partHeaders(data: Buffer, at: number): number | undefined {
+    const room = MULTIPART_PART_OVERHEAD + CRLFCRLF.length - this.headerLength
+    const piece = data.subarray(at, at + room)
+    this.header.push(piece)
+    const before = this.headerLength
+    this.headerLength += piece.length
+    const block = Buffer.concat(this.header)
+    const end = block.indexOf(CRLFCRLF, Math.max(0, before - CRLFCRLF.length + 1))
+    if (end < 0) {
+      if (this.headerLength >= MULTIPART_PART_OVERHEAD + CRLFCRLF.length) return this.refuse(fail.multipartPartInvalid(messages.partReasons.headersTooLarge))
+      this.header = [block]
+      return at + piece.length
+    }
+    const kind = classify(block.subarray(0, end).toString('latin1'))
+    if ('refused' in kind) return this.refuse(fail.multipartPartInvalid(kind.refused))
+    this.isFile = kind.file
+    this.partName = kind.name
+    this.phase = 'body'
+    this.spent = 0
+    return at + end + CRLFCRLF.length - before
+  }
+
+  /** After the closing delimiter: counted, never read. */
+  private epilogue(data: Buffer, at: number): undefined {
+    this.spend(data.length - at)
+    return undefined
   }
 
   /** Bytes of a preamble, part body or epilogue: false (after refusing) when over their bound. */
-  const spend = (bytes: number): boolean => {
-    spent += bytes
-    if (phase === 'preamble' && spent > MULTIPART_PART_OVERHEAD) refuse(fail.multipartInvalid({ error_category: 'validation', reason: messages.multipartPreambleTooLarge }))
-    else if (phase === 'epilogue' && spent > MULTIPART_PART_OVERHEAD) refuse(fail.multipartInvalid({ error_category: 'validation', reason: messages.multipartEpilogueTooLarge }))
-    else if (phase === 'body' && !isFile && spent > fieldLimit) refuse(limitExceeded('maxFieldSize', settings, [], { fields: [partName] }))
+  private spend(bytes: number): boolean {
+    this.spent += bytes
+    const over = this.spent > MULTIPART_PART_OVERHEAD
+    if (this.phase === 'preamble' && over) this.refuse(fail.multipartInvalid({ error_category: 'validation', reason: messages.multipartPreambleTooLarge }))
+    else if (this.phase === 'epilogue' && over) this.refuse(fail.multipartInvalid({ error_category: 'validation', reason: messages.multipartEpilogueTooLarge }))
+    else if (this.phase === 'body' && !this.isFile && this.spent > this.fieldLimit) this.refuse(limitExceeded('maxFieldSize', this.settings, [], { fields: [this.partName] }))
     else return true
     return false
   }
 
-  const scan = (chunk: Buffer) => {
-    total += chunk.length
-    if (total > multipartLimit) return refuse(fail.bodyTooLarge())
-    const data = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
-    pending = Buffer.alloc(0)
-    let at = 0
-    while (at < data.length && !stopped) {
-      if (phase === 'delimiter') {
-        // Two bytes decide: `--` closes the form, anything else opens a part's headers.
-        if (data.length - at < 2) {
-          pending = data.subarray(at)
-          return
-        }
-        if (data[at] === 0x2d && data[at + 1] === 0x2d) {
-          phase = 'epilogue'
-          at += 2
-        } else {
-          phase = 'headers'
-          parts++
-          header = []
-          headerLength = 0
-        }
-        spent = 0
-        continue
-      }
-      if (phase === 'headers') {
-        const room = MULTIPART_PART_OVERHEAD + CRLFCRLF.length - headerLength
-        const piece = data.subarray(at, at + room)
-        header.push(piece)
-        const before = headerLength
-        headerLength += piece.length
-        const block = Buffer.concat(header)
-        const end = block.indexOf(CRLFCRLF, Math.max(0, before - CRLFCRLF.length + 1))
-        if (end < 0) {
-          if (headerLength >= MULTIPART_PART_OVERHEAD + CRLFCRLF.length) return refuse(fail.multipartPartInvalid(messages.partReasons.headersTooLarge))
-          header = [block]
-          at += piece.length
-          continue
-        }
-        const kind = classify(block.subarray(0, end).toString('latin1'))
-        if ('refused' in kind) return refuse(fail.multipartPartInvalid(kind.refused))
-        isFile = kind.file
-        partName = kind.name
-        phase = 'body'
-        spent = 0
-        at += end + CRLFCRLF.length - before
-        continue
-      }
-      if (phase === 'epilogue') {
-        spend(data.length - at)
-        return
-      }
-      // preamble or body: up to the next delimiter.
-      const found = data.indexOf(delimiter, at)
-      if (found < 0) {
-        // The tail may be the start of a delimiter: keep it for the next chunk.
-        const keep = Math.min(delimiter.length - 1, data.length - at)
-        spend(data.length - keep - at)
-        pending = Buffer.from(data.subarray(data.length - keep))
-        return
-      }
-      if (!spend(found - at)) return
-      phase = 'delimiter'
-      at = found + delimiter.length
-    }
-  }
-
-  function stop() {
-    if (stopped) return
-    stopped = true
-    raw.off('data', scan)
-  }
-
-  raw.on('data', scan)
-  return {
-    get parts() {
-      return parts
-    },
-    stop,
+  /** Stops scanning and hands the refusal to @fastify/multipart's iteration as a stream error. */
+  private refuse(failure: Failure): undefined {
+    this.stop()
+    if (this.raw.listenerCount('error') > 0) this.raw.emit('error', new MultipartRefused(failure))
+    return undefined
   }
 }

@@ -3,12 +3,18 @@ import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
 import { messages } from './messages.js'
+import { outputJsonSchema } from './output.js'
 import { toJsonSchema } from './validation.js'
 
 /** Answers of the `explore` and `schema` intents, built once at boot: services never change after it. */
 export interface Discovery {
   explore: (service: string, action: string) => ExternalResponse | Failure
-  schema: (service: string, action: string) => ExternalResponse | Failure
+  /**
+   * `withOutput` (the request's `payload.output === true`): each action's value becomes
+   * `{ input, output }`, its input and output JSON Schemas. Without it the answer is the
+   * specification's: the input schema per action name.
+   */
+  schema: (service: string, action: string, withOutput?: boolean) => ExternalResponse | Failure
 }
 
 const isVisible = (action: Action) => action.visibility?.rest !== false
@@ -60,17 +66,20 @@ export function createDiscovery(engine: Engine): Discovery {
       schemaOf.set(action, toJsonSchema(action.validation))
     }
   }
-  const schemasOf = (actions: Map<string, Action>) =>
-    Object.fromEntries([...actions.values()].map((action) => [action.name, schemaOf.get(action) ?? null]))
-  const schemaAll = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
-  const schemaService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
-  const schemaAction = new Map<string, ExternalResponse>()
-  for (const [serviceName, actions] of visible) {
-    for (const action of actions.values()) {
-      const answer = success(messages.actionSchemaExported(serviceName, action.name), { [action.name]: schemaOf.get(action) ?? null })
-      schemaAction.set(`${serviceName}\u0000${action.name}`, answer)
+  const schemaTables = (valueOf: (action: Action) => unknown) => {
+    const schemasOf = (actions: Map<string, Action>) => Object.fromEntries([...actions.values()].map((action) => [action.name, valueOf(action)]))
+    const all = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
+    const byService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
+    const byAction = new Map<string, ExternalResponse>()
+    for (const [serviceName, actions] of visible) {
+      for (const action of actions.values()) {
+        byAction.set(`${serviceName}\u0000${action.name}`, success(messages.actionSchemaExported(serviceName, action.name), { [action.name]: valueOf(action) }))
+      }
     }
+    return { all, byService, byAction }
   }
+  const inputOnly = schemaTables((action) => schemaOf.get(action) ?? null)
+  const withOutputs = schemaTables((action) => ({ input: schemaOf.get(action) ?? null, output: outputJsonSchema(action) }))
 
   const missing = (service: string, action: string): Failure =>
     visible.has(service) ? fail.actionNotFound(service, action) : fail.serviceNotFound(service)
@@ -81,10 +90,11 @@ export function createDiscovery(engine: Engine): Discovery {
       if (action === '*') return exploreService.get(service) ?? missing(service, action)
       return exploreAction.get(`${service}\u0000${action}`) ?? missing(service, action)
     },
-    schema(service, action) {
-      if (service === '*') return schemaAll
-      if (action === '*') return schemaService.get(service) ?? missing(service, action)
-      return schemaAction.get(`${service}\u0000${action}`) ?? missing(service, action)
+    schema(service, action, withOutput = false) {
+      const tables = withOutput ? withOutputs : inputOnly
+      if (service === '*') return tables.all
+      if (action === '*') return tables.byService.get(service) ?? missing(service, action)
+      return tables.byAction.get(`${service}\u0000${action}`) ?? missing(service, action)
     },
   }
 }

@@ -81,7 +81,7 @@ function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['d
   return ({ intent, service, action, payload }: ExternalRequest): ExternalResponse | Failure => {
     if (!discovery) return fail.discoveryDisabled()
     if (secretDigest && !sameSecret(payload.discoverySecret, secretDigest)) return fail.discoverySecret()
-    return intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action)
+    return intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action, payload.output === true)
   }
 }
 

@@ -124,7 +124,7 @@ export function createAction<
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
 >(
-  definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial'> & { name: N; visibility?: V; isSpecial?: X },
+  definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial' | 'output'> & { name: N; visibility?: V; isSpecial?: X; output?: null },
 ): TypedAction<N, S, TOutput, V, X>
 export function createAction(definition: Action): Action {
   return definition

@@ -20,6 +20,8 @@ export async function referencePlugin(app: FastifyInstance, options: OpenApiPlug
       withDefaultFonts: false,
       proxyUrl: undefined,
       telemetry: false,
+      // Every visible action listed at once (Scalar folds all tags but the first otherwise).
+      defaultOpenAllTags: true,
       hideClientButton: false,
     } as never,
     hooks: {

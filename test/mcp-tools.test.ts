@@ -83,7 +83,7 @@ t.test('an unexpected error in the adapter never leaks', async (t) => {
 })
 
 t.test('the output schema hook point: an action with `output` gets outputSchema and structuredContent', async (t) => {
-  // `Action.output` comes with another issue; the registry already reads it structurally.
+  // The registry reads `Action.output` (its output-side JSON Schema).
   const withOutput = (name: string, output: unknown, value: unknown) => Object.assign(plain(name, { handler: () => Ok(value) }), { output })
   const service: Service = {
     name: 'out',

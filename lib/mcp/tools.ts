@@ -5,8 +5,9 @@ import type { Engine } from '../engine.js'
 import { ErrConfig, isFailure } from '../errors.js'
 import { isPlainObject } from '../envelope.js'
 import { messages } from '../messages.js'
+import { outputJsonSchema } from '../output.js'
 import type { Result } from '../result.js'
-import { toJsonSchema, type ValidationSchema } from '../validation.js'
+import { toJsonSchema } from '../validation.js'
 
 /** Longest tool name: MCP allows 128, but common clients (Claude, OpenAI) accept `^[a-zA-Z0-9_-]{1,64}$`. */
 export const MAX_TOOL_NAME = 64
@@ -72,13 +73,11 @@ function inputSchemaOf(action: Action, qualified: string): Tool['inputSchema'] {
 }
 
 /**
- * Hook point for output schemas: `Action.output` is added by another issue. Until the type has it,
- * it is read structurally. An object schema is the `outputSchema`; any other is wrapped as
- * `{ result: <schema> }`, the envelope's rule for non-object values.
+ * The tool's `outputSchema` from the action's `output` (its output-side JSON Schema). An object
+ * schema is the `outputSchema`; any other is wrapped as `{ result: <schema> }`, the envelope's rule.
  */
 function outputSchemaOf(action: Action): { schema: Tool['outputSchema']; structured: 'object' | 'wrapped' } | undefined {
-  const output = (action as { output?: ValidationSchema | null }).output
-  const schema = toJsonSchema(output)
+  const schema = outputJsonSchema(action)
   if (!schema) return undefined
   const object = asObjectSchema(schema)
   if (object) return { schema: object as Tool['outputSchema'], structured: 'object' }

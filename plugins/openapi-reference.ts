@@ -11,6 +11,8 @@ import { createOpenApiGate, sendGateFailure, type OpenApiPluginOptions } from '.
 export async function referencePlugin(app: FastifyInstance, options: OpenApiPluginOptions & { path: string }): Promise<void> {
   const gate = createOpenApiGate(options.discovery, options.openapi)
   const page = options.path
+  // The URL a request carries includes the prefix the plugin was registered under.
+  const pageUrl = `${app.prefix}${page}`
   await app.register(scalar, {
     routePrefix: page as `/${string}`,
     logLevel: 'warn',
@@ -32,9 +34,9 @@ export async function referencePlugin(app: FastifyInstance, options: OpenApiPlug
         const refused = gate(request)
         if (refused) return void sendGateFailure(reply, refused)
         // Scalar's own redirect to `{page}/` drops the query, and with it a secret given there.
-        if (path === page) {
+        if (path === pageUrl) {
           const query = request.url.slice(path.length)
-          return void reply.redirect(`${page}/${query}`, 302)
+          return void reply.redirect(`${pageUrl}/${query}`, 302)
         }
         done()
       },

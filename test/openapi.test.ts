@@ -180,3 +180,29 @@ t.test('the schema intent: output schemas next to the input on request, the spec
   t.same(all.data.people.loose, { input: null, output: null })
   t.same(all.data.people.count.output, { type: 'integer' })
 })
+
+t.test('as a Fastify plugin under a prefix: the document names the prefixed paths', async (t) => {
+  const Fastify = (await import('fastify')).default
+  const { fastifyActions } = await import('../lib/index.js')
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyActions, {
+    prefix: '/v1',
+    serverName: 'plugged',
+    services: everythingServices,
+    logServices: false,
+    rest: { baseUrl: '/api', allowedOrigins: [], discovery: { enabled: true, secret: 'k' }, openapi: { enabled: true } },
+  } as never)
+  const response = await app.inject({ method: 'GET', url: '/v1/api/openapi.json', headers: { 'x-discovery-secret': 'k' } })
+  t.equal(response.statusCode, 200)
+  const document = response.json()
+  await validate(t, document)
+  t.ok(document.paths['/v1/api/services/people/count'], 'prefixed action path')
+  t.ok(document.paths['/v1/api/services'], 'prefixed intent endpoint')
+  const count = await app.inject({ method: 'POST', url: '/v1/api/services/people/count', payload: {} })
+  t.same(count.json(), { status: true, message: messages.executed('people', 'count'), data: { result: 3 } })
+  const redirect = await app.inject({ method: 'GET', url: '/v1/api/reference?discoverySecret=k' })
+  t.equal(redirect.statusCode, 302)
+  t.equal(redirect.headers.location, '/v1/api/reference/?discoverySecret=k')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/api/reference/?discoverySecret=k' })).statusCode, 200)
+})

@@ -121,7 +121,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const uploads = setupUploads({ settings: rest.uploads, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, multipart: uploads, actionRoutes: rest.actionRoutes })
   if (rest.openapi) {
-    const document = buildOpenApiDocument({ engine, openapi: rest.openapi, baseUrl: rest.baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting) })
+    const document = buildOpenApiDocument({ engine, openapi: rest.openapi, baseUrl: `${app.prefix}${rest.baseUrl}`, auth: config.auth, rateLimited: Boolean(rest.rateLimiting) })
     const options = { document, openapi: rest.openapi, discovery: rest.discovery }
     await app.register(openApiPlugin, options)
     if (rest.openapi.referencePath) {

@@ -67,3 +67,15 @@ t.test('output schemas', async (t) => {
     t.same((await execute(app, 'accounts', 'plain')).body.data, leaky)
   })
 })
+
+t.test('MCP tools write the value through the same output schema', async (t) => {
+  const { createEngine } = await import('../lib/index.js')
+  const { createToolRegistry, toToolResult } = await import('../lib/mcp/tools.js')
+  const registry = createToolRegistry(createEngine({ services: [service] }))
+  const target = registry.targets.get('accounts_typebox')!
+  const stripped = { id: 1, name: 'Ada', roles: [{ name: 'admin' }] }
+  t.same(toToolResult(Ok(leaky), target), { content: [{ type: 'text', text: JSON.stringify(stripped) }], structuredContent: stripped })
+  const mismatch = toToolResult(Ok({ id: 1, password: 'hunter2' }), target)
+  t.same(mismatch, { isError: true, content: [{ type: 'text', text: messages.internal }] })
+  t.same(toToolResult(Ok([1, 2]), registry.targets.get('accounts_wrapped')!), { content: [{ type: 'text', text: '[1,2]' }], structuredContent: { result: [1, 2] } })
+})

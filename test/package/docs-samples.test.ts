@@ -50,10 +50,10 @@ async function collectSamples(): Promise<Sample[]> {
   return samples
 }
 
-/** Bare package names a sample imports (`zod`, `@electric-sql/pglite`, `drizzle-orm/pglite` → `drizzle-orm`). */
+/** Bare package names a sample imports (`zod`, `@electric-sql/pglite`, `drizzle-orm/pglite` → `drizzle-orm`); `Buffer.from('…')` is not an import. */
 function importedPackages(code: string): string[] {
   const names = new Set<string>()
-  for (const match of code.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)) {
+  for (const match of code.matchAll(/(?<![.\w])(?:from|import)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)) {
     const spec = match[1]!
     if (spec.startsWith('node:')) continue
     names.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)

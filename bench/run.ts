@@ -22,6 +22,7 @@ import {
   CORS_HEADERS,
   expectedBody,
   OWN_ONLY,
+  SERVED_BY,
   requestOf,
   SERVERS,
   WORKLOADS,
@@ -50,6 +51,8 @@ const publish = !quick && env.BENCH_OUT === undefined
 
 /** Why a server cannot take part in a workload, before it is even started. */
 function skipReason(workload: WorkloadName, server: ServerName): string | undefined {
+  const served = SERVED_BY[workload]
+  if (served && !served.servers.includes(server)) return served.reason
   if (server !== 'fastify-actions') return OWN_ONLY[workload]
   if (workload === 'mcp-call' && !existsSync(join(ROOT, 'plugins/mcp.ts'))) return 'MCP plugin missing'
   if (workload === 'execute-protected' && !existsSync(join(ROOT, 'plugins/auth.ts'))) return 'auth plugin missing'

@@ -25,16 +25,22 @@ export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
   'access-control-max-age': '600',
 }
 
-export const WORKLOADS = ['execute-small', 'execute-hooks', 'explore-all', 'execute-protected', 'upload-1mb', 'mcp-call'] as const
+export const WORKLOADS = ['execute-small', 'execute-output', 'execute-hooks', 'explore-all', 'execute-protected', 'upload-1mb', 'mcp-call'] as const
 export type WorkloadName = (typeof WORKLOADS)[number]
 /** Workloads only fastify-actions serves: the peers skip them with this reason. */
 export const OWN_ONLY: Partial<Record<WorkloadName, string>> = { 'mcp-call': 'no MCP endpoint (fastify-actions only)' }
+/** Workloads only some peers serve, with the reason the others skip. */
+export const SERVED_BY: Partial<Record<WorkloadName, { servers: readonly string[]; reason: string }>> = {
+  'execute-output': { servers: ['fastify-actions', 'fastify-bare'], reason: 'output-schema serialization: fastify-actions vs the same response schema on fastify-bare' },
+}
 export const SERVERS = ['fastify-actions', 'fastify-bare', 'hono-zod', 'moleculer', 'node-http'] as const
 export type ServerName = (typeof SERVERS)[number]
 
 /** The action each execute workload calls. */
 export const ACTION_OF = {
   'execute-small': 'echo',
+  /** execute-small's request and answer, with an `output` schema (fastify-bare: the same response schema). */
+  'execute-output': 'echo',
   'execute-hooks': 'hooked',
   'execute-protected': 'secure',
 } as const
@@ -212,6 +218,7 @@ export function benchToken(): string {
 export function requestOf(workload: WorkloadName, token = benchToken()): BenchRequest {
   switch (workload) {
     case 'execute-small':
+    case 'execute-output':
     case 'execute-hooks':
       return jsonRequest({ intent: 'execute', service: 'tasks', action: ACTION_OF[workload], payload: TASK })
     case 'execute-protected':
@@ -237,6 +244,7 @@ export function requestOf(workload: WorkloadName, token = benchToken()): BenchRe
 export function expectedBody(workload: WorkloadName): string {
   switch (workload) {
     case 'execute-small':
+    case 'execute-output':
     case 'execute-hooks':
     case 'execute-protected':
       return JSON.stringify(envelope(true, executed('tasks', ACTION_OF[workload]), TASK))

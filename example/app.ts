@@ -70,6 +70,8 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
       staticDir: publicDir,
       discovery: { enabled: true },
       mcp: { enabled: true },
+      // GET /api/openapi.json and the reference page GET /api/reference (docs/openapi.md), plus per-action routes.
+      openapi: { enabled: true, info: { title: 'fastify-actions example', version: '1.0.0', description: 'Tasks, accounts and greetings' } },
       uploads: {
         limits: { maxFiles: 5, maxFileSize: 5 * 1024 * 1024, maxTotalSize: 10 * 1024 * 1024 },
         allow: {

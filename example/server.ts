@@ -14,6 +14,8 @@ try {
 }
 console.log(`Web page: http://${host}:${port}/assets/index.html`)
 console.log(`MCP (Streamable HTTP): http://${host}:${port}/api/mcp`)
+console.log(`OpenAPI document: http://${host}:${port}/api/openapi.json`)
+console.log(`API reference: http://${host}:${port}/api/reference`)
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -1,5 +1,5 @@
 import type { Result } from './result.js'
-import type { InferInput, ValidationSchema } from './validation.js'
+import type { InferInput, InferOutputSchema, ValidationSchema } from './validation.js'
 import type { ServerContext } from './context.js'
 
 /** Names another action to run as a hook. */
@@ -31,6 +31,12 @@ export interface Action<TInput = any, TOutput = unknown> {
   name: string
   description: string
   validation?: ValidationSchema | null
+  /**
+   * The schema of the handler's `Ok` value (TypeBox, or a Standard Schema with JSON Schema export).
+   * It types the handler (through `createAction`), describes the response in the OpenAPI document,
+   * and serializes the envelope with a compiled serializer that drops undeclared fields.
+   */
+  output?: ValidationSchema | null
   handler: ActionHandler<TInput, TOutput>
   isProtected?: boolean
   accessControl?: string[]
@@ -93,7 +99,24 @@ export type TypedAction<
   isSpecial?: X
 }
 
-/** Defines an action; the handler's `data` is typed from `validation`, and the result keeps the types the client needs. */
+/**
+ * Defines an action; the handler's `data` is typed from `validation`, and the result keeps the types the client needs.
+ * With an `output` schema the handler must return `Ok` of that schema's type, and the client's success type follows it.
+ */
+export function createAction<
+  const N extends string,
+  O extends ValidationSchema,
+  S extends ValidationSchema | null | undefined = undefined,
+  const V extends ActionVisibility | undefined = undefined,
+  const X extends ActionSpecial | undefined = undefined,
+>(
+  definition: Omit<ActionDefinition<S, InferOutputSchema<O>>, 'name' | 'visibility' | 'isSpecial' | 'output'> & {
+    name: N
+    output: O
+    visibility?: V
+    isSpecial?: X
+  },
+): TypedAction<N, S, InferOutputSchema<O>, V, X> & { output: O }
 export function createAction<
   const N extends string,
   S extends ValidationSchema | null | undefined = undefined,
@@ -101,11 +124,11 @@ export function createAction<
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
 >(
-  definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial'> & { name: N; visibility?: V; isSpecial?: X },
-): TypedAction<N, S, TOutput, V, X> {
+  definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial' | 'output'> & { name: N; visibility?: V; isSpecial?: X; output?: null },
+): TypedAction<N, S, TOutput, V, X>
+export function createAction(definition: Action): Action {
   return definition
 }
-
 // ---- End of the end-to-end types block. ----
 
 /** Wraps a list of actions (optional; a plain array works the same). */

@@ -30,6 +30,17 @@ export const DEFAULTS = Object.freeze({
     /** Under the base URL: `{baseUrl}/mcp`. */
     mcpPath: '/mcp',
     mcpRequireAuth: false,
+    openapiEnabled: false,
+    /** Under the base URL: `{baseUrl}/openapi.json`. */
+    openapiPath: '/openapi.json',
+    /** Under the base URL: `{baseUrl}/reference`. */
+    openapiReferencePath: '/reference',
+    openapiReference: true,
+    openapiPublic: false,
+    /** The document's `info.version` when `rest.openapi.info.version` is not given. */
+    openapiVersion: '1.0.0',
+    /** Per-action routes: on whenever the document is served; `rest.openapi.actionRoutes: true` turns them on without it. */
+    actionRoutes: false,
     /** Deepest nesting of arrays and objects a JSON body may have (docs/security.md). */
     maxDepth: 64,
     /** Static files: a symbolic link that leaves `staticDir` answers 404 unless this is true. */

@@ -3,12 +3,18 @@ import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
 import { messages } from './messages.js'
+import { outputJsonSchema } from './output.js'
 import { toJsonSchema } from './validation.js'
 
 /** Answers of the `explore` and `schema` intents, built once at boot: services never change after it. */
 export interface Discovery {
   explore: (service: string, action: string) => ExternalResponse | Failure
-  schema: (service: string, action: string) => ExternalResponse | Failure
+  /**
+   * `withOutput` (the request's `payload.output === true`): each action's value becomes
+   * `{ input, output }`, its input and output JSON Schemas. Without it the answer is the
+   * specification's: the input schema per action name.
+   */
+  schema: (service: string, action: string, withOutput?: boolean) => ExternalResponse | Failure
 }
 
 /** Every answer of one intent: for `*`, per service, per `service\0action`. */
@@ -64,17 +70,15 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
   return { all, byService, byAction }
 }
 
-/** The `schema` answers: JSON Schema (or null) per action, keyed as the specification says. */
-function schemaAnswers(visible: Visible): Answers {
-  const schemaOf = new Map<Action, Record<string, unknown> | null>()
-  for (const actions of visible.values()) for (const action of actions.values()) schemaOf.set(action, toJsonSchema(action.validation))
-  const schemasOf = (actions: Map<string, Action>) => Object.fromEntries([...actions.values()].map((action) => [action.name, schemaOf.get(action) ?? null]))
+/** The `schema` answers: one value per action (`valueOf`), keyed as the specification says. */
+function schemaAnswers(visible: Visible, valueOf: (action: Action) => unknown): Answers {
+  const schemasOf = (actions: Map<string, Action>) => Object.fromEntries([...actions.values()].map((action) => [action.name, valueOf(action)]))
   const all = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
   const byService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
   const byAction = new Map<string, ExternalResponse>()
   for (const [serviceName, actions] of visible) {
     for (const action of actions.values()) {
-      const answer = success(messages.actionSchemaExported(serviceName, action.name), { [action.name]: schemaOf.get(action) ?? null })
+      const answer = success(messages.actionSchemaExported(serviceName, action.name), { [action.name]: valueOf(action) })
       byAction.set(actionKey(serviceName, action.name), answer)
     }
   }
@@ -91,5 +95,12 @@ export function createDiscovery(engine: Engine): Discovery {
     if (action === '*') return answers.byService.get(service) ?? missing(service, action)
     return answers.byAction.get(actionKey(service, action)) ?? missing(service, action)
   }
-  return { explore: answer(exploreAnswers(services, visible)), schema: answer(schemaAnswers(visible)) }
+  const inputs = new Map<Action, Record<string, unknown> | null>()
+  for (const actions of visible.values()) for (const action of actions.values()) inputs.set(action, toJsonSchema(action.validation))
+  const inputOnly = answer(schemaAnswers(visible, (action) => inputs.get(action) ?? null))
+  const withOutputs = answer(schemaAnswers(visible, (action) => ({ input: inputs.get(action) ?? null, output: outputJsonSchema(action) })))
+  return {
+    explore: answer(exploreAnswers(services, visible)),
+    schema: (service, action, withOutput = false) => (withOutput ? withOutputs : inputOnly)(service, action),
+  }
 }

@@ -22,6 +22,7 @@ export const failureCodes = [
   'FA_ERR_HOOK_FAILED',
   'FA_ERR_ACTION_TIMEOUT',
   'FA_ERR_NOT_A_RESULT',
+  'FA_ERR_OUTPUT_MISMATCH',
   'FA_ERR_INTERNAL',
   'FA_ERR_AUTH',
   'FA_ERR_DISCOVERY_DISABLED',
@@ -98,6 +99,8 @@ export const fail = {
   actionTimeout: (name: string, ms: number) => failure('FA_ERR_ACTION_TIMEOUT', messages.actionTimedOut(name, ms)),
   /** A programming error (a handler or global hook that returned no Result): logged, answered as the 500. */
   notAResult: (what: string) => failure('FA_ERR_NOT_A_RESULT', messages.internal, {}, messages.notAResult(what)),
+  /** An `Ok` value its action's `output` schema cannot serialize: logged, answered as the 500 (no field leaks). */
+  outputMismatch: (name: string, reason: string) => failure('FA_ERR_OUTPUT_MISMATCH', messages.internal, {}, messages.outputMismatch(name, reason)),
   internal: () => failure('FA_ERR_INTERNAL', messages.internal),
   auth: (reason: string) => failure('FA_ERR_AUTH', messages.authFailed(reason)),
   discoveryDisabled: () => failure('FA_ERR_DISCOVERY_DISABLED', messages.discoveryDisabled),

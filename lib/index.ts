@@ -56,7 +56,7 @@ export {
 } from './errors.js'
 export { messages } from './messages.js'
 export type { LogEntry, ServiceLogger } from './logger.js'
-export type { ValidationSchema, InferInput, ValidationIssue } from './validation.js'
+export type { ValidationSchema, InferInput, InferOutputSchema, ValidationIssue } from './validation.js'
 export type { StandardSchemaV1 } from './standard-schema.js'
 export type { UploadLimits, UploadSettings, UploadsConfig } from './uploads/config.js'
 export { detectMimeType } from './uploads/mime.js'
@@ -77,11 +77,13 @@ export type {
   DiscoveryConfig,
   FastifyOptions,
   McpConfig,
+  OpenApiConfig,
   RateLimitConfig,
   RateLimitRedis,
   RateLimitStore,
   RateLimitStoreConstructor,
   ResolvedAuth,
+  ResolvedOpenApi,
   ResolvedRateLimit,
   ResolvedRest,
   RestConfig,

@@ -30,6 +30,7 @@ export const messages = {
   authFailed: (reason: string) => `Authentication failed: ${reason}`,
   rateLimited: (seconds: number) => `Rate limit exceeded, retry in ${seconds} seconds`,
   actionTimedOut: (name: string, ms: number) => `Action '${name}' timed out after ${ms}ms`,
+  outputMismatch: (name: string, reason: string) => `'${name}' returned a value that does not match its output schema: ${reason}`,
   notAResult: (what: string) => `'${what}' returned a value that is not a Result; return Ok(value) or Err(message)`,
   servicesListed: 'Services listed',
   actionsListed: (service: string) => `Actions of service '${service}' listed`,

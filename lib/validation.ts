@@ -12,6 +12,13 @@ export type InferInput<S> = S extends StandardSchemaV1
     ? Static<S>
     : Record<string, unknown>
 
+/** The type an `output` schema describes: what the handler's `Ok` carries. */
+export type InferOutputSchema<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferInput<S>
+  : S extends TSchema
+    ? Static<S>
+    : unknown
+
 export interface ValidationIssue {
   /** JSON pointer to the offending value, `''` for the root. */
   path: string
@@ -83,12 +90,15 @@ function toPointer(path: StandardSchemaV1.Issue['path']): string {
   return pointer
 }
 
-/** The schema as JSON Schema for the `schema` intent, or null when it cannot be converted. */
-export function toJsonSchema(schema: ValidationSchema | null | undefined): Record<string, unknown> | null {
+/**
+ * The schema as JSON Schema for the `schema` intent, or null when it cannot be converted. `side`
+ * picks what a Standard Schema converts: the input it accepts, or the output (for `output` schemas).
+ */
+export function toJsonSchema(schema: ValidationSchema | null | undefined, side: 'input' | 'output' = 'input'): Record<string, unknown> | null {
   if (!schema) return null
   try {
     if (isStandardSchema(schema)) {
-      const convert = schema['~standard'].jsonSchema?.input
+      const convert = schema['~standard'].jsonSchema?.[side]
       return convert ? convert({ target: 'draft-2020-12' }) : null
     }
     // TypeBox keeps its own markers non-enumerable, so a JSON round trip is the plain JSON Schema.

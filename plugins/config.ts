@@ -119,6 +119,36 @@ export interface McpConfig {
   requireAuth?: boolean
 }
 
+/** `rest.openapi`: the OpenAPI 3.1 document, the reference page and the per-action routes (docs/openapi.md). */
+export interface OpenApiConfig {
+  /** Serve `GET {baseUrl}/openapi.json` (default false). Needs `rest.discovery.enabled`. */
+  enabled?: boolean
+  /** The document's path, used as given (default `{baseUrl}/openapi.json`). */
+  path?: string
+  /** The reference page: true (default) at `{baseUrl}/reference`, `{ path }` elsewhere, false for none. Needs `@scalar/fastify-api-reference`. */
+  reference?: boolean | { path?: string }
+  /** The document's `info` (default title: `serverName`, version `1.0.0`). */
+  info?: { title?: string; version?: string; description?: string; [key: string]: unknown }
+  /** The document's `servers` (default: none, so clients call the origin that served it). */
+  servers?: Array<{ url: string; description?: string; [key: string]: unknown }>
+  /** Serve the document and the page without the discovery secret (default false). */
+  public?: boolean
+  /** `POST {baseUrl}/services/{service}/{action}` for every visible action. Always on when `enabled`; true turns them on alone. */
+  actionRoutes?: boolean
+  /** Extra top-level fields merged into the document (`externalDocs`, `x-…`). */
+  extra?: Record<string, unknown>
+}
+
+export interface ResolvedOpenApi {
+  readonly path: string
+  /** Undefined when the page is off. */
+  readonly referencePath?: string
+  readonly info: { readonly title: string; readonly version: string; readonly [key: string]: unknown }
+  readonly servers?: ReadonlyArray<{ url: string; description?: string }>
+  readonly public: boolean
+  readonly extra: Readonly<Record<string, unknown>>
+}
+
 export interface ResolvedMcp {
   /** Normalised: a leading and no trailing slash. */
   readonly path: string
@@ -148,6 +178,8 @@ export interface RestConfig {
   discovery?: DiscoveryConfig
   /** The MCP endpoint for AI agents (docs/mcp.md); off by default. */
   mcp?: McpConfig
+  /** The OpenAPI document, the reference page and the per-action routes (docs/openapi.md); off by default. */
+  openapi?: OpenApiConfig
   /** Largest JSON body in bytes (default 1 MiB); a larger one is a 413 envelope. Wins over `fastify.bodyLimit`. */
   bodyLimit?: number
   /** Longest time in ms to receive a whole request, headers and body (default 30000); a slower client gets a 408. Wins over `fastify.requestTimeout`. */
@@ -207,6 +239,10 @@ export interface ResolvedRest {
   readonly discovery: { readonly enabled: boolean; readonly secret?: string }
   /** Present only when `rest.mcp.enabled` is true. */
   readonly mcp?: ResolvedMcp
+  /** Present only when `rest.openapi.enabled` is true. */
+  readonly openapi?: ResolvedOpenApi
+  /** True when the per-action routes are served. */
+  readonly actionRoutes: boolean
   readonly bodyLimit: number
   readonly requestTimeout: number
   /** Largest multipart body in bytes, derived from the upload limits (or `bodyLimit` when larger). */
@@ -304,8 +340,37 @@ export function multipartLimitOf(limits: UploadSettings['limits'], bodyLimit: nu
   return Math.max(bodyLimit, limits.maxTotalSize + limits.maxFields * limits.maxFieldSize + parts * MULTIPART_PART_OVERHEAD)
 }
 
-/** Checks and completes the REST configuration once, at boot. */
-export function resolveRest(rest: RestConfig): ResolvedRest {
+function optionalPath(field: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback
+  if (typeof value !== 'string' || value.trim() === '') throw configError(field, 'must be a path', value)
+  const path = value.trim().replace(/\/+$/, '')
+  return path.startsWith('/') ? path : `/${path}`
+}
+
+function resolveOpenApi(config: OpenApiConfig | undefined, baseUrl: string, serverName: string): ResolvedOpenApi | undefined {
+  if (config !== undefined && (typeof config !== 'object' || config === null)) throw configError('rest.openapi', 'must be an object', config)
+  if (!optionalBoolean('rest.openapi.enabled', config?.enabled, DEFAULTS.rest.openapiEnabled) || !config) return undefined
+  if (config.actionRoutes === false) throw configError('rest.openapi.actionRoutes', 'cannot be false while the document is served (the document lists the routes)', false)
+  const reference = config.reference ?? DEFAULTS.rest.openapiReference
+  if (typeof reference !== 'boolean' && (typeof reference !== 'object' || reference === null)) throw configError('rest.openapi.reference', 'must be a boolean or { path }', reference)
+  const referencePath = reference === false ? undefined : optionalPath('rest.openapi.reference.path', reference === true ? undefined : reference.path, `${baseUrl}${DEFAULTS.rest.openapiReferencePath}`)
+  if (config.servers !== undefined && (!Array.isArray(config.servers) || !config.servers.every((server) => typeof server?.url === 'string'))) {
+    throw configError('rest.openapi.servers', 'must be an array of { url }', config.servers)
+  }
+  const info = config.info ?? {}
+  if (typeof info !== 'object' || info === null) throw configError('rest.openapi.info', 'must be an object', info)
+  return Object.freeze({
+    path: optionalPath('rest.openapi.path', config.path, `${baseUrl}${DEFAULTS.rest.openapiPath}`),
+    referencePath,
+    info: Object.freeze({ ...info, title: info.title ?? serverName, version: info.version ?? DEFAULTS.rest.openapiVersion }),
+    servers: config.servers && Object.freeze(config.servers.map((server) => Object.freeze({ ...server }))),
+    public: optionalBoolean('rest.openapi.public', config.public, DEFAULTS.rest.openapiPublic),
+    extra: Object.freeze({ ...(config.extra ?? {}) }),
+  })
+}
+
+/** Checks and completes the REST configuration once, at boot. `serverName` is the document's default title. */
+export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
   if (typeof rest !== 'object' || rest === null) throw configError('rest', 'must be an object', rest)
   const corsEnabled = rest.cors?.enabled !== false
   const listed = Array.isArray(rest.allowedOrigins) && rest.allowedOrigins.every((origin) => typeof origin === 'string')
@@ -318,6 +383,7 @@ export function resolveRest(rest: RestConfig): ResolvedRest {
   // rest.* wins over rest.fastify.*, which wins over the framework's default.
   const bodyLimit = positiveInteger('rest.bodyLimit', rest.bodyLimit ?? fastify.bodyLimit, DEFAULTS.rest.bodyLimit)
   const uploads = resolveUploadSettings(rest.uploads)
+  const openapi = resolveOpenApi(rest.openapi, baseUrl, serverName)
   return Object.freeze({
     baseUrl,
     host: rest.host ?? DEFAULTS.rest.host,
@@ -334,6 +400,8 @@ export function resolveRest(rest: RestConfig): ResolvedRest {
     discovery: Object.freeze({ enabled: rest.discovery?.enabled === true, secret: rest.discovery?.secret }),
     mcp: resolveMcp(rest.mcp, baseUrl),
     bodyLimit,
+    openapi,
+    actionRoutes: openapi !== undefined || optionalBoolean('rest.openapi.actionRoutes', rest.openapi?.actionRoutes, DEFAULTS.rest.actionRoutes),
     requestTimeout: positiveInteger('rest.requestTimeout', rest.requestTimeout ?? fastify.requestTimeout, DEFAULTS.rest.requestTimeout),
     multipartLimit: multipartLimitOf(uploads.limits, bodyLimit),
     maxDepth: positiveInteger('rest.maxDepth', rest.maxDepth, DEFAULTS.rest.maxDepth),

@@ -7,6 +7,7 @@ import type { Engine } from '../lib/engine.js'
 import { errorEnvelope, toExternalResponse, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
+import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
 import { checkExternalRequest } from '../lib/request.js'
 import { statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
@@ -17,7 +18,13 @@ import { setupJsonBody } from './json-body.js'
  * or answers a Failure. The uploads plugin provides it; without it multipart is a 415. It gets the reply
  * to manage the connection when it answers before the body was read to its end.
  */
-export type MultipartReader = (request: FastifyRequest, reply: FastifyReply) => Promise<ExternalRequest | Failure>
+export type MultipartReader = (request: FastifyRequest, reply: FastifyReply, route?: ActionRoute) => Promise<ExternalRequest | Failure>
+
+/** The action a per-action route names in its path: its form then carries no routing fields. */
+export interface ActionRoute {
+  service: string
+  action: string
+}
 
 /** The uploads side of the endpoint; without it a multipart body is a 415. */
 export interface MultipartSupport {
@@ -36,6 +43,8 @@ export interface ServicesPluginOptions {
   /** Deepest nesting of a JSON body (`rest.maxDepth`). */
   maxDepth: number
   multipart?: MultipartSupport
+  /** `POST {baseUrl}/services/{service}/{action}` for every visible action (docs/openapi.md). */
+  actionRoutes?: boolean
 }
 
 /**
@@ -60,7 +69,7 @@ function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
 }
 
 /** Constant-time, and the digests have one length, so not even the secret's length shows. */
-function sameSecret(given: unknown, expectedDigest: Buffer): boolean {
+export function sameSecret(given: unknown, expectedDigest: Buffer): boolean {
   return typeof given === 'string' && timingSafeEqual(createHash('sha256').update(given).digest(), expectedDigest)
 }
 
@@ -75,7 +84,7 @@ function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['d
   return ({ intent, service, action, payload }: ExternalRequest): ExternalResponse | Failure => {
     if (!discovery) return fail.discoveryDisabled()
     if (secretDigest && !sameSecret(payload.discoverySecret, secretDigest)) return fail.discoverySecret()
-    return intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action)
+    return intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action, payload.output === true)
   }
 }
 
@@ -97,11 +106,35 @@ function serialize(payload: unknown): string {
   }
 }
 
+/**
+ * An `Ok` envelope through the action's compiled output serializer: only declared fields are written.
+ * A value that does not match its schema is a 500 (logged), never a partial or leaking body.
+ */
+function sendSerialized(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string): FastifyReply {
+  let json: string
+  try {
+    json = serializer(body)
+  } catch (error) {
+    const failure = fail.outputMismatch(name, (error as Error).message)
+    reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
+    return sendFailure(reply, failure)
+  }
+  return reply.code(200).type('application/json; charset=utf-8').send(json)
+}
+
+/** The path of an action's own route. */
+export function actionRoutePath(baseUrl: string, service: string, action: string): string {
+  return `${baseUrl}/services/${encodeURIComponent(service)}/${encodeURIComponent(action)}`
+}
+
 /** `POST {baseUrl}/services`: one endpoint, three intents; an adapter around `engine.executeAction`. */
 export async function servicesPlugin(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
   const { engine, context, baseUrl } = options
   const discover = createDiscoveryAnswer(engine, options.discovery)
   const checkJson = options.multipart?.checkJson
+  // Built once at boot; empty (and never consulted) when no action declares an output schema.
+  const serializers = compileOutputSerializers(engine.getServices().value)
+  const serialized = serializers.size > 0
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
@@ -125,9 +158,26 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
     return engine.executeAction(service, action, payload, context).then((result) => {
       const status = statusOf(result)
       if (status >= 500) logServerFailure(reply, result, service, action)
+      if (serialized && result.ok) {
+        const serializer = serializers.get(`${service}\u0000${action}`)
+        if (serializer) return sendSerialized(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
+      }
       return send(reply, status, toExternalResponse(result, service, action))
     })
   }
+
+  /** A per-action route: the body is the payload; then the very same dispatch as `intent: execute`. */
+  function executeRoute(route: ActionRoute) {
+    return (request: FastifyRequest, reply: FastifyReply) => {
+      // No body at all is an empty payload: the action's validation decides whether that is enough.
+      const payload = request.body ?? {}
+      const external = { intent: 'execute', service: route.service, action: route.action, payload }
+      const errors = checkExternalRequest(external)
+      if (errors) return sendFailure(reply, fail.invalidRequest(errors))
+      return dispatch(reply, external as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
+    }
+  }
+  const routes: ActionRoute[] = options.actionRoutes ? visibleActions(engine) : []
 
   const path = `${baseUrl}/services`
   // Returns the reply (a thenable) or a promise of it, so Fastify waits until the answer is sent.
@@ -138,6 +188,7 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
     if (errors) return sendFailure(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   })
+  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit }, executeRoute(route))
 
   const multipart = options.multipart
   if (!multipart) return
@@ -149,5 +200,18 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
       const parsed = await read(request, reply)
       return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
     })
+    for (const route of routes) {
+      scope.post(actionRoutePath(baseUrl, route.service, route.action), { constraints: { [multipartConstraint.name]: true } }, async (request, reply) => {
+        const parsed = await read(request, reply, route)
+        return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
+      })
+    }
   })
+}
+
+/** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */
+export function visibleActions(engine: Engine): ActionRoute[] {
+  return engine.getServices().value.flatMap((service) =>
+    service.actions.filter((action) => action.visibility?.rest !== false).map((action) => ({ service: service.name, action: action.name })),
+  )
 }

@@ -13,7 +13,7 @@ import { checkContentType } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
 import { guardMultipart, MultipartRefused } from './multipart-guard.js'
-import type { MultipartReader, MultipartSupport } from './services.js'
+import type { ActionRoute, MultipartReader, MultipartSupport } from './services.js'
 
 export interface UploadsOptions {
   settings: UploadSettings
@@ -68,7 +68,7 @@ export function setupUploads({ settings, multipartLimit, engine, diagnostics }: 
   return {
     async register(scope: FastifyInstance): Promise<MultipartReader> {
       await scope.register(multipart, { limits, throwFileSizeLimit: false })
-      return (request, reply) => readUpload(request, reply, engine, settings, multipartLimit, diagnostics)
+      return (request, reply, route) => readUpload(request, reply, engine, settings, multipartLimit, diagnostics, route)
     },
     /** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
     checkJson: settings.enforceContentType
@@ -84,10 +84,11 @@ async function readUpload(
   settings: UploadSettings,
   multipartLimit: number,
   diagnostics: Diagnostics,
+  route?: ActionRoute,
 ): Promise<ExternalRequest | Failure> {
   const form = await readForm(request, settings, multipartLimit)
   discardRest(request, reply)
-  const read = form.failure ?? toExternalRequest(form, request.headers['content-type'], engine, settings)
+  const read = form.failure ?? toExternalRequest(form, request.headers['content-type'], engine, settings, route)
   if ('ok' in read) {
     const cause = form.cause === undefined ? '' : ` (${errorMessage(form.cause)})`
     diagnostics.info('uploads.read', `${request.method} ${request.url}: ${read.error}${cause}`, read.data)
@@ -96,8 +97,11 @@ async function readUpload(
 }
 
 /** A form read to its end, as the request it names; or the refusal of its route, mode or files. */
-function toExternalRequest(form: ReadForm, contentType: string | undefined, engine: Engine, settings: UploadSettings): ExternalRequest | Failure {
-  const { routing, entries } = splitRoutingFields(form.entries)
+function toExternalRequest(form: ReadForm, contentType: string | undefined, engine: Engine, settings: UploadSettings, path?: ActionRoute): ExternalRequest | Failure {
+  const split = splitRoutingFields(form.entries)
+  const entries = split.entries
+  // A per-action route names its action in the path; routing fields in its form are ignored.
+  const routing: Record<string, string | string[]> = path ? { intent: 'execute', service: path.service, action: path.action } : split.routing
   if (routing.intent === undefined || routing.service === undefined || routing.action === undefined) {
     return fail.multipartRouting()
   }

@@ -5,7 +5,7 @@ import { fail } from '../lib/errors.js'
 import { createToolRegistry, isTool, MAX_TOOL_NAME, toolNameOf, toToolResult } from '../lib/mcp/tools.js'
 import { connectClient, startMcpServer } from './helpers/mcp.js'
 
-const plain = (name: string, extra: Partial<Action> = {}): Action => createAction({ name, description: `does ${name}`, handler: () => Ok(name), ...extra })
+const plain = (name: string, extra: Partial<Omit<Action, 'output'>> = {}): Action => createAction({ name, description: `does ${name}`, handler: () => Ok(name), ...extra })
 const registryOf = (...services: Service[]) => createToolRegistry(createEngine({ services }))
 
 t.test('the naming rule: <service>_<action>, other characters become _, long names end with a digest', async (t) => {
@@ -83,7 +83,7 @@ t.test('an unexpected error in the adapter never leaks', async (t) => {
 })
 
 t.test('the output schema hook point: an action with `output` gets outputSchema and structuredContent', async (t) => {
-  // `Action.output` comes with another issue; the registry already reads it structurally.
+  // The registry reads `Action.output` (its output-side JSON Schema).
   const withOutput = (name: string, output: unknown, value: unknown) => Object.assign(plain(name, { handler: () => Ok(value) }), { output })
   const service: Service = {
     name: 'out',

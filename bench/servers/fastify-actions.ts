@@ -8,12 +8,21 @@ const Task = Type.Object({ title: Type.String({ minLength: 1 }), count: Type.Int
 type Task = { title: string; count: number }
 const hook = (action: string, isCritical: boolean) => ({ service: 'tasks', action, isCritical })
 
-const echo = createAction({
-  name: 'echo',
-  description: 'Echoes a task',
-  validation: Task,
-  handler: (data) => Ok({ title: data.title, count: data.count }),
-})
+const echo =
+  workload === 'execute-output'
+    ? createAction({
+        name: 'echo',
+        description: 'Echoes a task, serialized through its output schema',
+        validation: Task,
+        output: Task,
+        handler: (data) => Ok({ title: data.title, count: data.count }),
+      })
+    : createAction({
+        name: 'echo',
+        description: 'Echoes a task',
+        validation: Task,
+        handler: (data) => Ok({ title: data.title, count: data.count }),
+      })
 const hooked = createAction({
   name: 'hooked',
   description: 'Echoes a task through two before hooks and one after hook',

@@ -63,6 +63,8 @@ const echo = (action: string) => (request: FastifyRequest): Envelope => {
 
 switch (workload) {
   case 'execute-small':
+  case 'execute-output':
+    // The same response schema as the fastify-actions `output` of execute-output.
     app.post(ENDPOINT, { schema: { body: bodyOf('execute', 'tasks', 'echo', task), response: echoReply } }, echo('echo'))
     break
   case 'execute-hooks': {

@@ -28,6 +28,9 @@ const hello = createAction({
   name: 'hello',
   description: 'Greets someone by name',
   validation: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
+  // The answer's shape: it types the handler's Ok, describes the response in /api/openapi.json, and
+  // serializes it (the after hook's `tookMs` is listed, so it is kept; anything else would be dropped).
+  output: Type.Object({ greeting: Type.String(), tookMs: Type.Optional(Type.Union([Type.Number(), Type.Null()])) }),
   hooks: {
     before: [{ service: 'greetings', action: 'normalize', isCritical: true }],
     after: [{ service: 'greetings', action: 'stamp', isCritical: false }],

@@ -5,8 +5,9 @@ import type { Engine } from '../engine.js'
 import { ErrConfig, isFailure } from '../errors.js'
 import { isPlainObject } from '../envelope.js'
 import { messages } from '../messages.js'
+import { compileEnvelopeSerializer, outputJsonSchema, type EnvelopeSerializer } from '../output.js'
 import type { Result } from '../result.js'
-import { toJsonSchema, type ValidationSchema } from '../validation.js'
+import { toJsonSchema } from '../validation.js'
 
 /** Longest tool name: MCP allows 128, but common clients (Claude, OpenAI) accept `^[a-zA-Z0-9_-]{1,64}$`. */
 export const MAX_TOOL_NAME = 64
@@ -17,6 +18,8 @@ export interface ToolTarget {
   action: string
   /** Set when the tool has an `outputSchema`: the value goes into `structuredContent` too. */
   structured?: 'object' | 'wrapped'
+  /** The action's compiled output serializer: the value is written through it, so undeclared fields never reach the agent. */
+  serialize?: EnvelopeSerializer
 }
 
 /** The tools of a server, built once at boot: the `tools/list` answer and the lookup of `tools/call`. */
@@ -72,17 +75,16 @@ function inputSchemaOf(action: Action, qualified: string): Tool['inputSchema'] {
 }
 
 /**
- * Hook point for output schemas: `Action.output` is added by another issue. Until the type has it,
- * it is read structurally. An object schema is the `outputSchema`; any other is wrapped as
- * `{ result: <schema> }`, the envelope's rule for non-object values.
+ * The tool's `outputSchema` from the action's `output` (its output-side JSON Schema). An object
+ * schema is the `outputSchema`; any other is wrapped as `{ result: <schema> }`, the envelope's rule.
  */
-function outputSchemaOf(action: Action): { schema: Tool['outputSchema']; structured: 'object' | 'wrapped' } | undefined {
-  const output = (action as { output?: ValidationSchema | null }).output
-  const schema = toJsonSchema(output)
+function outputSchemaOf(action: Action): { schema: Tool['outputSchema']; structured: 'object' | 'wrapped'; serialize: EnvelopeSerializer } | undefined {
+  const schema = outputJsonSchema(action)
   if (!schema) return undefined
+  const serialize = compileEnvelopeSerializer(schema)
   const object = asObjectSchema(schema)
-  if (object) return { schema: object as Tool['outputSchema'], structured: 'object' }
-  return { schema: { type: 'object', properties: { result: schema }, required: ['result'] }, structured: 'wrapped' }
+  if (object) return { schema: object as Tool['outputSchema'], structured: 'object', serialize }
+  return { schema: { type: 'object', properties: { result: schema }, required: ['result'] }, structured: 'wrapped', serialize }
 }
 
 /** Builds the tool list once; throws at boot on a schema a tool cannot take or on two actions with one tool name. */
@@ -105,6 +107,7 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
       if (output) {
         tool.outputSchema = output.schema
         target.structured = output.structured
+        target.serialize = output.serialize
       }
       tools.push(tool)
       targets.set(name, target)
@@ -134,9 +137,23 @@ export function toToolResult(result: Result<unknown, string>, target: ToolTarget
     if (isFailure(result) && Object.keys(result.data).length > 0) content.push({ type: 'text', text: toJsonText(result.data) })
     return { isError: true, content }
   }
-  const text = toJsonText(result.value)
+  const value = target.serialize ? declaredOnly(result.value, target.serialize) : result.value
+  if (value instanceof OutputMismatch) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+  const text = toJsonText(value)
   const answer: CallToolResult = { content: [{ type: 'text', text }] }
-  if (target.structured === 'object' && isPlainObject(result.value)) answer.structuredContent = JSON.parse(text) as Record<string, unknown>
+  if (target.structured === 'object' && isPlainObject(value)) answer.structuredContent = JSON.parse(text) as Record<string, unknown>
   else if (target.structured === 'wrapped') answer.structuredContent = { result: JSON.parse(text) as unknown }
   return answer
+}
+
+class OutputMismatch {}
+
+/** The value as its output schema writes it (undeclared fields dropped), or OutputMismatch when it does not match. */
+function declaredOnly(value: unknown, serialize: EnvelopeSerializer): unknown {
+  try {
+    const data = JSON.parse(serialize({ status: true, message: '', data: isPlainObject(value) ? value : { result: value } })).data as Record<string, unknown>
+    return isPlainObject(value) ? data : data.result
+  } catch {
+    return new OutputMismatch()
+  }
 }

@@ -22,6 +22,6 @@ export function resolveConfig(config: ServerConfig<any>, restWhenAbsent?: RestCo
   return Object.freeze({
     ...core,
     auth: config.auth === undefined ? undefined : resolveAuth(config.auth),
-    rest: rest === undefined ? undefined : resolveRest(rest),
+    rest: rest === undefined ? undefined : resolveRest(rest, core.serverName),
   })
 }

@@ -4,6 +4,8 @@ import { setupCors } from '../../plugins/cors.js'
 import { installErrorEnvelope } from '../../plugins/errors.js'
 import { MiddlewareRegistry, setupMiddleware, type Middleware } from '../../plugins/middleware.js'
 import { setupRateLimit } from '../../plugins/rate-limit.js'
+import { openApiPlugin } from '../../plugins/openapi.js'
+import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
 import { setupRequestScope } from '../../plugins/request-scope.js'
 import { servicesPlugin } from '../../plugins/services.js'
 import { staticPlugin } from '../../plugins/static.js'
@@ -132,7 +134,16 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   setupMiddleware(app, middleware, context)
   const auth = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes })
+  if (rest.openapi) {
+    const document = buildOpenApiDocument({ engine, openapi: rest.openapi, baseUrl: `${app.prefix}${rest.baseUrl}`, auth: config.auth, rateLimited: Boolean(rest.rateLimiting) })
+    const options = { document, openapi: rest.openapi, discovery: rest.discovery }
+    await app.register(openApiPlugin, options)
+    if (rest.openapi.referencePath) {
+      const { referencePlugin } = await loadReference()
+      await app.register(referencePlugin, { ...options, path: rest.openapi.referencePath })
+    }
+  }
   if (rest.mcp) {
     const { mcpPlugin } = await loadMcp()
     await app.register(mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
@@ -161,6 +172,18 @@ async function loadMcp(): Promise<typeof import('../../plugins/mcp.js')> {
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error
     throw new ErrConfig(`fastify-actions: rest.mcp.enabled needs the optional peer dependency @modelcontextprotocol/sdk (npm install @modelcontextprotocol/sdk): ${(error as Error).message}`)
+  }
+}
+
+/** The reference page, loaded only when enabled: @scalar/fastify-api-reference is an optional peer dependency. */
+async function loadReference(): Promise<typeof import('../../plugins/openapi-reference.js')> {
+  try {
+    return await import('../../plugins/openapi-reference.js')
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error
+    throw new ErrConfig(
+      `fastify-actions: rest.openapi.reference needs the optional peer dependency @scalar/fastify-api-reference (npm install @scalar/fastify-api-reference), or set rest.openapi.reference: false: ${(error as Error).message}`,
+    )
   }
 }
 

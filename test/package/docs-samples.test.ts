@@ -57,7 +57,7 @@ async function collectSamples(): Promise<Sample[]> {
   return samples
 }
 
-/** Bare package names a sample imports (`zod`, `@electric-sql/pglite`, `drizzle-orm/pglite` → `drizzle-orm`). */
+/** Bare package names a sample imports (`zod`, `@electric-sql/pglite`, `drizzle-orm/pglite` → `drizzle-orm`); `Buffer.from('…')` is not an import. */
 function importedPackages(code: string): string[] {
   const names = new Set<string>()
   // `from 'x'`, `import 'x'`, `import('x')`; not `Buffer.from('x')`.

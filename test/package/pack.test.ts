@@ -75,7 +75,7 @@ t.test('the install brings no database driver, no ioredis, no optional peer, and
   const optional = Object.keys(manifest.peerDependenciesMeta ?? {}).filter((name) => manifest.peerDependenciesMeta[name].optional === true)
   const required = Object.keys(manifest.peerDependencies).filter((name) => !optional.includes(name))
   t.same(required.sort(), ['drizzle-orm', 'fastify', 'typebox'], 'the required peers: the packages whose types meet the user\'s')
-  t.same(optional.sort(), ['@modelcontextprotocol/sdk'], 'the optional peers: the MCP SDK, loaded only when rest.mcp is on')
+  t.same(optional.sort(), ['@modelcontextprotocol/sdk', '@scalar/fastify-api-reference'], 'the optional peers: the MCP SDK (rest.mcp) and the reference page renderer (rest.openapi.reference), each loaded only when on')
   for (const name of optional) t.notOk(existsSync(join(modules, name)), `the optional peer ${name} is not installed`)
   t.same(Object.values(manifest.dependencies).filter((range) => !/^\^\d/.test(String(range))), [], 'dependencies are caret ranges')
   t.same(Object.keys(manifest.exports['.']), ['types', 'default'], 'types first')

@@ -1,0 +1,199 @@
+import type { Action, Service } from '../lib/action.js'
+import type { Engine } from '../lib/engine.js'
+import { messages } from '../lib/messages.js'
+import { dataSchemaOf, outputJsonSchema } from '../lib/output.js'
+import { toJsonSchema } from '../lib/validation.js'
+import type { ResolvedAuth, ResolvedOpenApi } from './config.js'
+import { statusByCode } from './http-status.js'
+import { actionRoutePath } from './services.js'
+
+export interface DocumentOptions {
+  engine: Engine
+  openapi: ResolvedOpenApi
+  baseUrl: string
+  auth?: ResolvedAuth
+  rateLimited: boolean
+}
+
+type Schema = Record<string, unknown>
+
+/** The error statuses a document lists, each one a status of `statusByCode` (the one table). */
+const ERROR_STATUSES = [400, 401, 403, 404, 413, 415, 429, 500, 504] as const
+const statuses = new Set(Object.values(statusByCode))
+const ERROR_TEXT: Record<number, string> = {
+  400: 'A refused request: an invalid body or payload, a failed validation or hook, or the handler\'s `Err`',
+  401: 'Authentication failed (protected actions)',
+  403: 'Refused (discovery switched off or a wrong discovery secret; a cross-site cookie request)',
+  404: 'No such route',
+  413: 'Request body too large',
+  415: 'Unsupported media type',
+  429: 'Rate limit exceeded',
+  500: 'Internal server error',
+  504: 'The action timed out',
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const errorRef = (status: number) => ({ $ref: `#/components/responses/Error${status}` })
+
+/** `$schema` names a dialect, which a schema inside an OpenAPI 3.1 document takes from the document. */
+function embeddable(schema: Schema | null): Schema | null {
+  if (!schema) return null
+  const { $schema: _dialect, ...rest } = schema
+  return rest
+}
+
+/** The success envelope of one action: `data` is the output schema (a non-object wrapped as `data.result`). */
+function successSchema(action: Action): Schema {
+  const output = embeddable(outputJsonSchema(action))
+  const data = output ? dataSchemaOf(output) : { type: 'object', additionalProperties: true }
+  return {
+    type: 'object',
+    properties: { status: { type: 'boolean', const: true }, message: { type: 'string' }, data },
+    required: ['status', 'message', 'data'],
+  }
+}
+
+/** The JSON body of a per-action route: the action's input schema, or any object without one. */
+function jsonBody(action: Action): Schema {
+  return embeddable(toJsonSchema(action.validation)) ?? { type: 'object', additionalProperties: true }
+}
+
+/** An upload action's form: any fields, any files (files as binary parts). */
+const uploadForm: Schema = {
+  type: 'object',
+  additionalProperties: {
+    oneOf: [
+      { type: 'string' },
+      { type: 'string', contentMediaType: 'application/octet-stream' },
+      { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'string', contentMediaType: 'application/octet-stream' }] } },
+    ],
+  },
+}
+
+function errorResponses(protectedAction: boolean, rateLimited: boolean): Record<string, unknown> {
+  const responses: Record<string, unknown> = {}
+  for (const status of ERROR_STATUSES) {
+    if (!statuses.has(status)) continue
+    if (status === 401 && !protectedAction) continue
+    if (status === 429 && !rateLimited) continue
+    responses[String(status)] = errorRef(status)
+  }
+  return responses
+}
+
+function operationOf(service: Service, action: Action, options: DocumentOptions, operationId: string): Schema {
+  const security = action.isProtected ? [{ [options.auth?.method === 'cookie' ? 'cookieAuth' : 'bearerAuth']: [] }] : undefined
+  const content: Record<string, unknown> = action.isSpecial
+    ? { 'multipart/form-data': { schema: uploadForm } }
+    : { 'application/json': { schema: jsonBody(action) } }
+  return {
+    operationId,
+    summary: action.description,
+    tags: [service.name],
+    requestBody: { required: Boolean(action.isSpecial), content },
+    responses: {
+      '200': { description: messages.executed(service.name, action.name), content: { 'application/json': { schema: successSchema(action) } } },
+      ...errorResponses(action.isProtected === true, options.rateLimited),
+    },
+    ...(security ? { security } : {}),
+  }
+}
+
+/** A readable, unique operationId: `service_action` (letters, digits and `_` only), numbered on a clash. */
+function operationIds(): (service: string, action: string) => string {
+  const taken = new Set<string>()
+  return (service, action) => {
+    const base = `${service}_${action}`.replace(/[^A-Za-z0-9_]/g, '_')
+    let id = base
+    for (let n = 2; taken.has(id); n++) id = `${base}_${n}`
+    taken.add(id)
+    return id
+  }
+}
+
+/**
+ * The OpenAPI 3.1 document of the visible actions, built once at boot: one operation per action on
+ * its own route, the intent endpoint itself, the envelopes, and the security of protected actions.
+ * Hidden actions (`visibility.rest === false`) never appear: it shows no more than the `schema` intent.
+ */
+export function buildOpenApiDocument(options: DocumentOptions): Record<string, unknown> {
+  const { engine, openapi, baseUrl, auth } = options
+  const services = engine.getServices().value
+  const idOf = operationIds()
+  const paths: Record<string, unknown> = {
+    [`${baseUrl}/services`]: {
+      post: {
+        operationId: 'services',
+        summary: 'The intent endpoint: execute an action, explore the services, or export their schemas',
+        tags: ['services'],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: ref('ExternalRequest') },
+            'multipart/form-data': { schema: { type: 'object', required: ['intent', 'service', 'action'], properties: { intent: { type: 'string' }, service: { type: 'string' }, action: { type: 'string' } }, additionalProperties: true } },
+          },
+        },
+        responses: { '200': { description: 'The answer', content: { 'application/json': { schema: ref('Envelope') } } }, ...errorResponses(Boolean(auth), options.rateLimited) },
+        ...(auth ? { security: [{}, { [auth.method === 'cookie' ? 'cookieAuth' : 'bearerAuth']: [] }] } : {}),
+      },
+    },
+  }
+  const tags = [{ name: 'services', description: 'The one endpoint every action is reachable through' }]
+  for (const service of services) {
+    const visible = service.actions.filter((action) => action.visibility?.rest !== false)
+    if (visible.length === 0) continue
+    tags.push({ name: service.name, description: service.description })
+    for (const action of visible) {
+      paths[actionRoutePath(baseUrl, service.name, action.name)] = { post: operationOf(service, action, options, idOf(service.name, action.name)) }
+    }
+  }
+  const envelope = {
+    type: 'object',
+    properties: { status: { type: 'boolean' }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } },
+    required: ['status', 'message', 'data'],
+  }
+  const errorEnvelope = {
+    type: 'object',
+    properties: { status: { type: 'boolean', const: false }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } },
+    required: ['status', 'message', 'data'],
+  }
+  const responses = Object.fromEntries(
+    ERROR_STATUSES.filter((status) => statuses.has(status)).map((status) => [
+      `Error${status}`,
+      { description: ERROR_TEXT[status], content: { 'application/json': { schema: ref('ErrorEnvelope') } } },
+    ]),
+  )
+  const securitySchemes = auth
+    ? auth.method === 'cookie'
+      ? { cookieAuth: { type: 'apiKey', in: 'cookie', name: auth.cookieName, description: 'The JWT in a cookie' } }
+      : auth.headerName === 'authorization'
+        ? { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }
+        : { bearerAuth: { type: 'apiKey', in: 'header', name: auth.headerName, description: 'Bearer <JWT>' } }
+    : undefined
+  return {
+    ...openapi.extra,
+    openapi: '3.1.0',
+    info: { ...openapi.info },
+    ...(openapi.servers ? { servers: openapi.servers.map((server) => ({ ...server })) } : {}),
+    tags,
+    paths,
+    components: {
+      schemas: {
+        Envelope: envelope,
+        ErrorEnvelope: errorEnvelope,
+        ExternalRequest: {
+          type: 'object',
+          properties: {
+            intent: { type: 'string', enum: ['explore', 'execute', 'schema'] },
+            service: { type: 'string' },
+            action: { type: 'string' },
+            payload: { type: 'object', additionalProperties: true },
+          },
+          required: ['intent', 'service', 'action', 'payload'],
+        },
+      },
+      responses,
+      ...(securitySchemes ? { securitySchemes } : {}),
+    },
+  }
+}

@@ -73,6 +73,8 @@ function classify(block: string): { refused: string } | { file: boolean; name: s
   return { file: filename !== undefined || type === 'application/octet-stream', name }
 }
 
+const EMPTY = Buffer.alloc(0)
+
 /**
  * Counts the raw bytes of a multipart body as they arrive and refuses it at the limit, not after
  * the body: the whole body (`multipartLimit`), the preamble and epilogue and each part's headers
@@ -117,6 +119,8 @@ class MultipartScanner {
   private headerLength = 0
   // The first delimiter may open the body without its CRLF: scan as if one came first (busboy does).
   private pending: Buffer = Buffer.from('\r\n')
+  /** The end of a preamble or part body that may begin a delimiter: checked against the next chunk's start. */
+  private tail: Buffer = EMPTY
   private stopped = false
 
   constructor(
@@ -133,10 +137,30 @@ class MultipartScanner {
   readonly scan = (chunk: Buffer): void => {
     this.total += chunk.length
     if (this.total > this.multipartLimit) return this.refuse(fail.bodyTooLarge())
-    const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
-    this.pending = Buffer.alloc(0)
+    let data = chunk
     let at: number | undefined = 0
+    if (this.tail.length > 0 && chunk.length >= this.delimiter.length) at = this.acrossChunks(chunk)
+    else if (this.pending.length > 0 || this.tail.length > 0) {
+      // Rare and small (a phase that ended mid-chunk, or a chunk shorter than a delimiter): join them.
+      data = Buffer.concat([this.pending, this.tail, chunk])
+      this.pending = EMPTY
+      this.tail = EMPTY
+    }
     while (at !== undefined && at < data.length && !this.stopped) at = this.step(data, at)
+  }
+
+  /**
+   * A delimiter may straddle two chunks: look for it in the kept tail plus the new chunk's first
+   * bytes only, so a large body is never copied. Returns where scanning the chunk goes on.
+   */
+  private acrossChunks(chunk: Buffer): number | undefined {
+    const tail = this.tail
+    this.tail = EMPTY
+    const found = Buffer.concat([tail, chunk.subarray(0, this.delimiter.length)]).indexOf(this.delimiter)
+    if (found < 0 || found >= tail.length) return this.spend(tail.length) ? 0 : undefined
+    if (!this.spend(found)) return undefined
+    this.phase = 'delimiter'
+    return found + this.delimiter.length - tail.length
   }
 
   stop(): void {
@@ -158,8 +182,8 @@ class MultipartScanner {
     if (found < 0) {
       // The tail may be the start of a delimiter: keep it for the next chunk.
       const keep = Math.min(this.delimiter.length - 1, data.length - at)
-      this.spend(data.length - keep - at)
-      this.pending = Buffer.from(data.subarray(data.length - keep))
+      if (!this.spend(data.length - keep - at)) return undefined
+      this.tail = Buffer.from(data.subarray(data.length - keep))
       return undefined
     }
     if (!this.spend(found - at)) return undefined

@@ -17,7 +17,7 @@ port1.unref()
 const hooks = \`let port
 export function initialize(data) { port = data.port }
 export async function resolve(specifier, context, next) {
-  if (specifier.includes('modelcontextprotocol') || specifier.endsWith('/mcp.js')) port.postMessage(specifier)
+  if (specifier.includes('modelcontextprotocol') || specifier.endsWith('/mcp.js') || specifier.endsWith('/mcp.ts')) port.postMessage(specifier)
   return next(specifier, context)
 }\`
 register('data:text/javascript,' + encodeURIComponent(hooks), { data: { port: port2 }, transferList: [port2] })
@@ -49,6 +49,6 @@ t.test('MCP off: neither the plugin module nor the SDK is loaded', async (t) => 
 
 t.test('MCP on: the plugin loads the SDK (the probe sees it)', async (t) => {
   const loaded = await modulesLoaded(t, true)
-  t.ok(loaded.includes('../../plugins/mcp.js'), 'the composition imports the adapter')
+  t.ok(loaded.some((specifier) => /plugins\/mcp\.[jt]s$/.test(specifier)), 'the composition imports the adapter')
   t.ok(loaded.some((specifier) => specifier.startsWith('@modelcontextprotocol/sdk/')))
 })

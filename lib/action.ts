@@ -49,6 +49,14 @@ export interface Action<TInput = any, TOutput = unknown> {
   timeout?: number
 }
 
+/**
+ * Whether `explore`, `schema`, the OpenAPI document, per-action routes and MCP may show the action:
+ * every action but those with `visibility.rest: false` (which stay executable on the one endpoint).
+ */
+export function isVisibleToRest(action: Action): boolean {
+  return action.visibility?.rest !== false
+}
+
 /** A named group of actions. */
 export interface Service {
   name: string

@@ -1,4 +1,4 @@
-import type { Action, Service } from './action.js'
+import { isVisibleToRest, type Action, type Service } from './action.js'
 import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
@@ -27,11 +27,10 @@ interface Answers {
 /** Visible actions (not `visibility.rest: false`) by service, in declaration order. */
 type Visible = Map<string, Map<string, Action>>
 
-const isVisible = (action: Action) => action.visibility?.rest !== false
 const actionKey = (service: string, action: string) => `${service}\u0000${action}`
 
 function visibleActions(services: readonly Service[]): Visible {
-  return new Map(services.map((service) => [service.name, new Map(service.actions.filter(isVisible).map((action) => [action.name, action]))]))
+  return new Map(services.map((service) => [service.name, new Map(service.actions.filter(isVisibleToRest).map((action) => [action.name, action]))]))
 }
 
 /** The specification's three `explore` shapes. */

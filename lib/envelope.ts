@@ -43,3 +43,16 @@ export function success(message: string, data: Record<string, unknown> = {}): Ex
 export function errorEnvelope(message: string, data: Record<string, unknown> = {}): ExternalResponse {
   return { status: false, message, data }
 }
+
+/**
+ * JSON text of a value. JSON has no BigInt (a bigint column, a counter): it is written as a string
+ * instead of failing. `undefined` gives undefined, as `JSON.stringify` does.
+ */
+export function toJson(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value)
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error
+    return JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item))
+  }
+}

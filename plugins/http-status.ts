@@ -1,5 +1,7 @@
+import type { FastifyReply } from 'fastify'
+import { errorEnvelope } from '../lib/envelope.js'
 import { ACTION_FAILED, isFailure, type Failure, type FailureCode } from '../lib/errors.js'
-import type { Result } from '../lib/result.js'
+import type { ErrResult, Result } from '../lib/result.js'
 
 /** The HTTP status of every failure code: the one place where a failure becomes a status. */
 export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, number>> = Object.freeze({
@@ -51,4 +53,9 @@ export class FailureError extends Error {
   constructor(readonly failure: Failure) {
     super(failure.error)
   }
+}
+
+/** Answers an `Err` with its status and its envelope (a handler's own `Err`: 400, `data: {}`). */
+export function sendFailure(reply: FastifyReply, failure: ErrResult<string>): FastifyReply {
+  return reply.code(statusOf(failure)).send(errorEnvelope(failure.error, isFailure(failure) ? failure.data : {}))
 }

@@ -9,12 +9,11 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
-import { errorEnvelope } from '../lib/envelope.js'
 import { ErrConfig } from '../lib/errors.js'
 import { createToolRegistry, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
-import { statusOf } from './http-status.js'
+import { sendFailure } from './http-status.js'
 import { requestStoreOf } from './request-scope.js'
 
 export interface McpPluginOptions {
@@ -108,7 +107,7 @@ function useJsonRpcParser(app: FastifyInstance): void {
 function requireToken(verify: Authenticator, context: ServerContext<any>) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const auth = await runInRequestScope(requestStoreOf(request, reply, context), () => verify(context))
-    if (!auth.ok) return reply.code(statusOf(auth)).send(errorEnvelope(auth.error))
+    if (!auth.ok) return sendFailure(reply, auth)
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Action, Service } from '../lib/action.js'
+import { isVisibleToRest, type Action, type Service } from '../lib/action.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
 import { dataSchemaOf, outputJsonSchema } from '../lib/output.js'
@@ -140,7 +140,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Record<string, u
   }
   const tags = [{ name: 'services', description: 'The one endpoint every action is reachable through' }]
   for (const service of services) {
-    const visible = service.actions.filter((action) => action.visibility?.rest !== false)
+    const visible = service.actions.filter(isVisibleToRest)
     if (visible.length === 0) continue
     tags.push({ name: service.name, description: service.description })
     for (const action of visible) {

@@ -1,6 +1,7 @@
 import scalar from '@scalar/fastify-api-reference'
 import type { FastifyInstance } from 'fastify'
-import { createOpenApiGate, sendGateFailure, type OpenApiPluginOptions } from './openapi.js'
+import { sendFailure } from './http-status.js'
+import { createOpenApiGate, type OpenApiPluginOptions } from './openapi.js'
 
 /**
  * `GET {baseUrl}/reference`: Scalar's API reference with the document embedded in the page (a page
@@ -32,7 +33,7 @@ export async function referencePlugin(app: FastifyInstance, options: OpenApiPlug
         // The script is public, like any bundle: only the page carries the document.
         if (path.endsWith('.js')) return done()
         const refused = gate(request)
-        if (refused) return void sendGateFailure(reply, refused)
+        if (refused) return void sendFailure(reply, refused)
         // Scalar's own redirect to `{page}/` drops the query, and with it a secret given there.
         if (path === pageUrl) {
           const query = request.url.slice(path.length)

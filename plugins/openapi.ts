@@ -1,10 +1,8 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createHash } from 'node:crypto'
-import { errorEnvelope } from '../lib/envelope.js'
-import { fail, type Failure } from '../lib/errors.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Failure } from '../lib/errors.js'
 import type { ResolvedOpenApi } from './config.js'
-import { statusOf } from './http-status.js'
-import { sameSecret } from './services.js'
+import { createDiscoveryGate } from './discovery-gate.js'
+import { sendFailure } from './http-status.js'
 
 export interface OpenApiPluginOptions {
   /** Built once at boot by `buildOpenApiDocument`. */
@@ -23,19 +21,12 @@ export const DISCOVERY_SECRET_QUERY = 'discoverySecret'
  * discovery secret, only for a request that carries it (header or query), unless `public`.
  */
 export function createOpenApiGate(discovery: OpenApiPluginOptions['discovery'], openapi: ResolvedOpenApi) {
-  const digest = discovery.secret === undefined || openapi.public ? undefined : createHash('sha256').update(discovery.secret).digest()
+  const gate = createDiscoveryGate({ enabled: discovery.enabled, secret: openapi.public ? undefined : discovery.secret })
   return (request: FastifyRequest): Failure | undefined => {
-    if (!discovery.enabled) return fail.discoveryDisabled()
-    if (!digest) return undefined
     const header = request.headers[DISCOVERY_SECRET_HEADER]
     const query = (request.query as Record<string, unknown> | undefined)?.[DISCOVERY_SECRET_QUERY]
-    const given = typeof header === 'string' ? header : query
-    return sameSecret(given, digest) ? undefined : fail.discoverySecret()
+    return gate(typeof header === 'string' ? header : query)
   }
-}
-
-export function sendGateFailure(reply: FastifyReply, failure: Failure): FastifyReply {
-  return reply.code(statusOf(failure)).send(errorEnvelope(failure.error, failure.data))
 }
 
 /** `GET {baseUrl}/openapi.json`: the document, built once here at boot, behind the discovery gate. */
@@ -44,7 +35,7 @@ export async function openApiPlugin(app: FastifyInstance, options: OpenApiPlugin
   const gate = createOpenApiGate(options.discovery, options.openapi)
   app.get(options.openapi.path, (request, reply) => {
     const refused = gate(request)
-    if (refused) return sendGateFailure(reply, refused)
+    if (refused) return sendFailure(reply, refused)
     return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store').send(body)
   })
 }

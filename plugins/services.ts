@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Action } from '../lib/action.js'
+import { isVisibleToRest, type Action } from '../lib/action.js'
 import type { ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Engine } from '../lib/engine.js'
-import { errorEnvelope, toExternalResponse, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
+import { errorEnvelope, toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
 import { checkExternalRequest } from '../lib/request.js'
-import { statusOf } from './http-status.js'
+import { createDiscoveryGate } from './discovery-gate.js'
+import { sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
 
 /**
@@ -68,22 +68,16 @@ function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
   return request.headers['content-type']?.toLowerCase().startsWith('multipart/form-data') === true
 }
 
-/** Constant-time, and the digests have one length, so not even the secret's length shows. */
-export function sameSecret(given: unknown, expectedDigest: Buffer): boolean {
-  return typeof given === 'string' && timingSafeEqual(createHash('sha256').update(given).digest(), expectedDigest)
-}
-
 const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
-const sendFailure = (reply: FastifyReply, failure: Failure) => send(reply, statusOf(failure), errorEnvelope(failure.error, failure.data))
 
 /** The answers of `explore` and `schema`, behind the discovery switch and secret. */
 function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['discovery']) {
   // Services are fixed at boot, so every discovery answer is built once, here.
   const discovery: Discovery | undefined = options.enabled ? createDiscovery(engine) : undefined
-  const secretDigest = options.secret === undefined ? undefined : createHash('sha256').update(options.secret).digest()
+  const gate = createDiscoveryGate(options)
   return ({ intent, service, action, payload }: ExternalRequest): ExternalResponse | Failure => {
-    if (!discovery) return fail.discoveryDisabled()
-    if (secretDigest && !sameSecret(payload.discoverySecret, secretDigest)) return fail.discoverySecret()
+    const refused = gate(payload.discoverySecret)
+    if (refused || !discovery) return refused ?? fail.discoveryDisabled()
     return intent === 'explore' ? discovery.explore(service, action) : discovery.schema(service, action, payload.output === true)
   }
 }
@@ -94,16 +88,6 @@ function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, 
   const code = codeOf(result)
   const detail = isFailure(result) ? (result.detail ?? result.error) : result.error
   reply.log.error({ code, action: `${service}.${action}` }, detail)
-}
-
-/** JSON has no BigInt (a bigint column, a counter): written as a string instead of failing with a 500. */
-function serialize(payload: unknown): string {
-  try {
-    return JSON.stringify(payload)
-  } catch (error) {
-    if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error
-    return JSON.stringify(payload, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))
-  }
 }
 
 /**
@@ -139,7 +123,7 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
   setupJsonBody(app, options.maxDepth)
-  app.setReplySerializer(serialize)
+  app.setReplySerializer((payload) => toJson(payload) ?? 'null')
 
   // Not async: an execute waits on the engine's one promise; every other answer is sent at once.
   // `json` is the request's content type when the body was JSON (multipart checks its own).
@@ -212,6 +196,6 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
 /** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */
 export function visibleActions(engine: Engine): ActionRoute[] {
   return engine.getServices().value.flatMap((service) =>
-    service.actions.filter((action) => action.visibility?.rest !== false).map((action) => ({ service: service.name, action: action.name })),
+    service.actions.filter(isVisibleToRest).map((action) => ({ service: service.name, action: action.name })),
   )
 }

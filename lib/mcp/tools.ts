@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
-import type { Action } from '../action.js'
+import { isVisibleToRest, type Action } from '../action.js'
 import type { Engine } from '../engine.js'
 import { ErrConfig, isFailure } from '../errors.js'
-import { isPlainObject } from '../envelope.js'
+import { isPlainObject, toJson } from '../envelope.js'
 import { messages } from '../messages.js'
 import { compileEnvelopeSerializer, outputJsonSchema, type EnvelopeSerializer } from '../output.js'
 import type { Result } from '../result.js'
@@ -44,7 +44,7 @@ export function toolNameOf(service: string, action: string): string {
 
 /** A tool is every action REST can run, minus `visibility.mcp: false` and upload actions (they take files). */
 export function isTool(action: Action): boolean {
-  return action.visibility?.rest !== false && action.visibility?.mcp !== false && !action.isSpecial
+  return isVisibleToRest(action) && action.visibility?.mcp !== false && !action.isSpecial
 }
 
 /**
@@ -116,16 +116,6 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
   return { tools, targets }
 }
 
-/** JSON text of a value; BigInt is written as a string, as the envelope does; `undefined` as `null`. */
-function toJsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? 'null'
-  } catch (error) {
-    if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error
-    return JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null'
-  }
-}
-
 /**
  * A tool result from the engine's Result: `Ok(value)` is its JSON as text (and `structuredContent`
  * when the tool has an output schema); `Err` is `isError` with the envelope's message, then the
@@ -156,4 +146,9 @@ function declaredOnly(value: unknown, serialize: EnvelopeSerializer): unknown {
   } catch {
     return new OutputMismatch()
   }
+}
+
+/** JSON text for a tool result: BigInt as a string (as the envelope writes it), `undefined` as `null`. */
+function toJsonText(value: unknown): string {
+  return toJson(value) ?? 'null'
 }

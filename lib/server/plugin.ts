@@ -165,27 +165,22 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   return handle
 }
 
-/** The MCP adapter, loaded only when enabled: @modelcontextprotocol/sdk is an optional peer dependency. */
-async function loadMcp(): Promise<typeof import('../../plugins/mcp.js')> {
+/**
+ * An adapter whose package is an optional peer dependency, imported only when its feature is on;
+ * a missing package is a configuration error that says what to install.
+ */
+async function loadOptional<T>(load: () => Promise<T>, option: string, peer: string, otherwise = ''): Promise<T> {
   try {
-    return await import('../../plugins/mcp.js')
+    return await load()
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error
-    throw new ErrConfig(`fastify-actions: rest.mcp.enabled needs the optional peer dependency @modelcontextprotocol/sdk (npm install @modelcontextprotocol/sdk): ${(error as Error).message}`)
+    throw new ErrConfig(`fastify-actions: ${option} needs the optional peer dependency ${peer} (npm install ${peer})${otherwise}: ${(error as Error).message}`)
   }
 }
 
-/** The reference page, loaded only when enabled: @scalar/fastify-api-reference is an optional peer dependency. */
-async function loadReference(): Promise<typeof import('../../plugins/openapi-reference.js')> {
-  try {
-    return await import('../../plugins/openapi-reference.js')
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error
-    throw new ErrConfig(
-      `fastify-actions: rest.openapi.reference needs the optional peer dependency @scalar/fastify-api-reference (npm install @scalar/fastify-api-reference), or set rest.openapi.reference: false: ${(error as Error).message}`,
-    )
-  }
-}
+const loadMcp = () => loadOptional(() => import('../../plugins/mcp.js'), 'rest.mcp.enabled', '@modelcontextprotocol/sdk')
+const loadReference = () =>
+  loadOptional(() => import('../../plugins/openapi-reference.js'), 'rest.openapi.reference', '@scalar/fastify-api-reference', ', or set rest.openapi.reference: false')
 
 /**
  * The plugin's onBoot runs inside Fastify's `pluginTimeout`, which would cut it with an unrelated

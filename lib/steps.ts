@@ -15,13 +15,17 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
 }
 
-/** Runs steps to their end; a throw or rejection anywhere becomes `onError(error)`. */
-export function run<T>(steps: Steps<T>, onError: (error: unknown) => T): Promise<T> {
+/**
+ * Runs steps to their end; a throw or rejection anywhere becomes `onError(error)`. The value itself
+ * when no step waited on a promise (no promise made at all), else a promise of it. `T` must not be
+ * a thenable (the pipeline's is a Result).
+ */
+export function run<T>(steps: Steps<T>, onError: (error: unknown) => T): T | Promise<T> {
   try {
     const step = proceed(steps, steps.next())
-    return step.done ? Promise.resolve(step.value) : resume(steps, step.value).catch(onError)
+    return step.done ? step.value : resume(steps, step.value).catch(onError)
   } catch (error) {
-    return Promise.resolve(onError(error))
+    return onError(error)
   }
 }
 

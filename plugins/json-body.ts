@@ -14,8 +14,9 @@ const BACKSLASH = 0x5c // \
  * characters, strings skipped; the text need not be valid JSON (JSON.parse judges that after).
  */
 export function exceedsDepth(text: string, max: number): boolean {
-  // Fewer characters than levels cannot nest that deep: the common small body costs nothing.
-  if (text.length <= max) return false
+  // Fewer characters, or fewer `{` and `[` anywhere, than levels cannot nest that deep: the common
+  // body costs a few native searches instead of a pass over every character.
+  if (text.length <= max || !hasMoreOpenersThan(text, max)) return false
   let depth = 0
   const length = text.length
   for (let i = 0; i < length; i++) {
@@ -33,6 +34,14 @@ export function exceedsDepth(text: string, max: number): boolean {
       depth--
     }
   }
+  return false
+}
+
+/** True when `text` holds more than `max` of `{` and `[` together, strings included (an upper bound of the depth). */
+function hasMoreOpenersThan(text: string, max: number): boolean {
+  let count = 0
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++count > max) return true
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++count > max) return true
   return false
 }
 

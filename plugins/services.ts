@@ -139,15 +139,19 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
       const refused = found.ok ? checkJson(found.value, json) : undefined
       if (refused) return sendFailure(reply, refused)
     }
-    return engine.executeAction(service, action, payload, context).then((result) => {
-      const status = statusOf(result)
-      if (status >= 500) logServerFailure(reply, result, service, action)
-      if (serialized && result.ok) {
-        const serializer = serializers.get(`${service}\u0000${action}`)
-        if (serializer) return sendSerialized(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
-      }
-      return send(reply, status, toExternalResponse(result, service, action))
-    })
+    // A synchronous execution is answered at once: no promise, no microtask.
+    const outcome = engine.execute(service, action, payload, context)
+    return outcome instanceof Promise ? outcome.then((result) => answer(reply, result, service, action)) : answer(reply, outcome, service, action)
+  }
+
+  function answer(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): FastifyReply {
+    const status = statusOf(result)
+    if (status >= 500) logServerFailure(reply, result, service, action)
+    if (serialized && result.ok) {
+      const serializer = serializers.get(`${service}\u0000${action}`)
+      if (serializer) return sendSerialized(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
+    }
+    return send(reply, status, toExternalResponse(result, service, action))
   }
 
   /** A per-action route: the body is the payload; then the very same dispatch as `intent: execute`. */

@@ -318,3 +318,25 @@ t.test('a thrown Drizzle query error answers with the driver message, never the 
   const engine = createEngine({ services: [service([leaky])], thrownMessage })
   t.same(await engine.executeAction('svc', 'leaky', {}, context), { ok: false, error: 'relation "users" does not exist' })
 })
+
+t.test('execute: the Result itself when nothing waited, a promise when something did; executeAction always a promise', async (t) => {
+  const sync = createAction({ name: 'sync', description: 'S', validation: Type.Object({ n: Type.Number() }), handler: (data) => Ok({ n: data.n }) })
+  const later = createAction({ name: 'later', description: 'L', handler: async () => Ok({ n: 2 }) })
+  const thrower = createAction({ name: 'thrower', description: 'T', handler: () => { throw new Error('boom') } })
+  const engine = createEngine({ services: [service([sync, later, thrower])] })
+
+  const now = engine.execute('svc', 'sync', { n: 1 }, context)
+  t.notOk(now instanceof Promise, 'a synchronous pipeline makes no promise')
+  t.same(now, { ok: true, value: { n: 1 } })
+  t.same(engine.execute('svc', 'sync', { n: 'x' }, context), await engine.executeAction('svc', 'sync', { n: 'x' }, context))
+  t.same(engine.execute('svc', 'thrower', {}, context), { ok: false, error: 'boom' })
+  t.same(engine.execute('nope', 'sync', {}, context), await engine.executeAction('nope', 'sync', {}, context))
+
+  const pending = engine.execute('svc', 'later', {}, context)
+  t.ok(pending instanceof Promise, 'an awaited handler gives a promise')
+  t.same(await pending, { ok: true, value: { n: 2 } })
+
+  const wrapped = engine.executeAction('svc', 'sync', { n: 3 }, context)
+  t.ok(wrapped instanceof Promise)
+  t.same(await wrapped, { ok: true, value: { n: 3 } })
+})

@@ -76,4 +76,8 @@ t.test('exceedsDepth counts nesting, not brackets', async (t) => {
   t.equal(exceedsDepth('"[[[[[[[["', 2), false)
   t.equal(exceedsDepth('["\\"", [[[]]]]', 3), true)
   t.equal(exceedsDepth('{"a":{"b":{}}}', 3), false)
+  // Both kinds of opener count towards the quick upper bound: four levels of `{` and `[` mixed.
+  t.equal(exceedsDepth('{"a":[{"b":[]}]}  ', 4), false)
+  t.equal(exceedsDepth('{"a":[{"b":[]}]}  ', 3), true)
+  t.equal(exceedsDepth(`{"a":[{"b":[]}]}${' '.repeat(100)}`, 3), true)
 })

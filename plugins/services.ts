@@ -64,8 +64,11 @@ const multipartConstraint: Parameters<FastifyInstance['addConstraintStrategy']>[
   mustMatchWhenDerived: false,
 }
 
+const MULTIPART = /^multipart\/form-data/i
+
 function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
-  return request.headers['content-type']?.toLowerCase().startsWith('multipart/form-data') === true
+  const type = request.headers['content-type']
+  return type !== undefined && MULTIPART.test(type)
 }
 
 const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)

@@ -1,5 +1,8 @@
 import type { Static, TSchema } from 'typebox'
-import { Compile } from 'typebox/compile'
+// `typebox/schema`'s Compile: the same compiled check and the same localized errors as
+// `typebox/compile`'s, without loading all of `typebox/value` (about 12 MiB of a server's memory)
+// for Clean, Convert, Decode and the rest, which nothing here uses.
+import { Compile, type XSchema } from 'typebox/schema'
 import type { StandardSchemaV1 } from './standard-schema.js'
 
 /** What an action's `validation` accepts: a TypeBox 1.x schema (or plain JSON Schema), or a Standard Schema v1 validator. */
@@ -45,11 +48,11 @@ export function compileValidator(schema: ValidationSchema): Validator {
       return result instanceof Promise ? result.then(fromStandard) : fromStandard(result)
     }
   }
-  const compiled = Compile(schema)
+  const compiled = Compile(schema as XSchema)
   return (value) => {
     if (compiled.Check(value)) return { ok: true, value }
     const errors: ValidationIssue[] = []
-    for (const error of compiled.Errors(value)) {
+    for (const error of compiled.Errors(value)[1]) {
       if (!isDerivative(error)) errors.push({ path: error.instancePath, message: readable(error) })
     }
     return { ok: false, errors }

@@ -2,7 +2,7 @@
 import { desc, getTableColumns, getTableName, type Column, type SQL } from 'drizzle-orm'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import type { TSchema } from 'typebox'
-import { Compile } from 'typebox/compile'
+import { Compile, type XSchema } from 'typebox/schema'
 import { ErrNoIdColumn } from '../errors.js'
 import { isDateColumn } from './schemas.js'
 
@@ -64,7 +64,7 @@ export function createKeyParser(columns: Record<string, Column>, properties: Rec
   return (key, raw) => {
     const column = columns[key]
     let checker = checkers.get(key)
-    if (!checker) checkers.set(key, (checker = Compile(properties[key])))
+    if (!checker) checkers.set(key, (checker = Compile(properties[key] as XSchema)))
     let value = raw
     if (isDateColumn(column) && (typeof raw === 'string' || typeof raw === 'number')) value = new Date(raw)
     else if (typeof raw === 'string' && column.dataType === 'number' && /^[+-]?\d+(?:\.\d+)?$/.test(raw)) value = Number(raw)

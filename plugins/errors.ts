@@ -5,7 +5,7 @@ import type { Diagnostics } from '../lib/diagnostics.js'
 import { errorEnvelope } from '../lib/envelope.js'
 import { fail, type Failure } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
-import { authFailureOf } from './auth.js'
+import { authFailureOf } from './auth-errors.js'
 import { FailureError, statusOf } from './http-status.js'
 
 /** What a request that threw answers: a coded failure, or an HTTP error's own status and message. */

@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { success } from '../lib/envelope.js'
 import { messages } from '../lib/messages.js'
-import { notShed, type PressureProbe } from './under-pressure.js'
+import type { PressureProbe } from './under-pressure.js'
+
+/** Route options that exempt a route from load shedding (under-pressure calls it, then goes on). */
+const notShed = { config: { pressureHandler: () => undefined } } as const
 
 export interface StatusPluginOptions {
   serverName: string

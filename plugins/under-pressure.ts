@@ -35,5 +35,3 @@ export async function setupUnderPressure(app: FastifyInstance, options: Resolved
   return () => app.isUnderPressure()
 }
 
-/** Route options that exempt a route from load shedding (under-pressure calls it, then goes on). */
-export const notShed = { config: { pressureHandler: () => undefined } } as const

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,13 +22,15 @@ export function initialize(data) { port = data.port }
 export async function resolve(specifier, context, next) {
   const found = await next(specifier, context)
   if (found.url.includes('/typebox/build/')) port.postMessage(found.url.slice(found.url.indexOf('/typebox/build/') + 15))
+  const at = found.url.lastIndexOf('/node_modules/@fastify/')
+  if (at !== -1) port.postMessage(found.url.slice(at + 14).split('/').slice(0, 2).join('/'))
   return found
 }\`
 register('data:text/javascript,' + encodeURIComponent(hooks), { data: { port: port2 }, transferList: [port2] })
 const { default: Type } = await import(process.env.TYPEBOX)
 const { createAction, createServer, Ok } = await import(process.env.LIB)
 const echo = createAction({ name: 'echo', description: 'Echo', validation: Type.Object({ n: Type.Integer({ minimum: 0 }) }), handler: (data) => Ok({ n: data.n }) })
-const server = await createServer({ serverName: 'probe', logServices: false, forceNewInstance: true, services: [{ name: 's', description: '', actions: [echo] }], rest: { baseUrl: '/api', allowedOrigins: [] } })
+const server = await createServer({ serverName: 'probe', logServices: false, forceNewInstance: true, services: [{ name: 's', description: '', actions: [echo] }], rest: { baseUrl: '/api', allowedOrigins: [], ...JSON.parse(process.env.REST ?? '{}') }, ...JSON.parse(process.env.CONFIG ?? '{}') })
 const call = async (payload) => {
   const answer = await server.rest.app.inject({ method: 'POST', url: '/api/services', payload: { intent: 'execute', service: 's', action: 'echo', payload } })
   return [answer.statusCode, answer.json()]
@@ -40,21 +42,41 @@ console.log('ANSWERS ' + JSON.stringify(answers))
 console.log('LOADED ' + JSON.stringify([...seen]))
 `
 
-t.test('validation loads TypeBox\'s schema compiler, never typebox/value or typebox/compile (about 12 MiB of RSS)', async (t) => {
+/** Runs the probe with extra `rest` and top-level config; its answers and the modules it resolved. */
+async function runProbe(t: Test, rest: object = {}, config: object = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'footprint-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const file = join(dir, 'probe.mjs')
   writeFileSync(file, probe)
+  const env = { ...process.env, LIB: lib, TYPEBOX: import.meta.resolve('typebox'), REST: JSON.stringify(rest), CONFIG: JSON.stringify(config) }
   const stdout = await new Promise<string>((resolveOut, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', file], { env: { ...process.env, LIB: lib, TYPEBOX: import.meta.resolve('typebox') }, timeout: 60_000 }, (error, out, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', file], { env, timeout: 60_000 }, (error, out, stderr) => {
       if (error) reject(new Error(`${error.message}\n${out}\n${stderr}`))
       else resolveOut(out)
     })
   })
-  const answers = JSON.parse(/^ANSWERS (.*)$/m.exec(stdout)![1]) as Array<[number, { status: boolean; message: string; data: Record<string, unknown> }]>
+  return {
+    answers: JSON.parse(/^ANSWERS (.*)$/m.exec(stdout)![1]) as Array<[number, { status: boolean; message: string; data: Record<string, unknown> }]>,
+    loaded: JSON.parse(/^LOADED (.*)$/m.exec(stdout)![1]) as string[],
+  }
+}
+
+t.test('validation loads TypeBox\'s schema compiler, never typebox/value or typebox/compile (about 12 MiB of RSS)', async (t) => {
+  const { answers, loaded } = await runProbe(t)
   t.same(answers[0], [200, { status: true, message: "Action 's.echo' executed", data: { n: 1 } }])
   t.same(answers[1], [400, { status: false, message: 'Validation failed', data: { errors: [{ path: '/n', message: 'must be >= 0' }] } }])
-  const loaded = JSON.parse(/^LOADED (.*)$/m.exec(stdout)![1]) as string[]
   t.ok(loaded.some((path) => path.startsWith('schema/')), 'the schema compiler is loaded')
   t.same(loaded.filter((path) => path.startsWith('value/') || path.startsWith('compile/')), [])
+})
+
+const OPTIONAL = ['@fastify/jwt', '@fastify/cookie', '@fastify/rate-limit', '@fastify/under-pressure']
+
+t.test('auth, rate limiting and load shedding load their packages only when they are on', async (t) => {
+  const off = await runProbe(t)
+  t.same(OPTIONAL.filter((name) => off.loaded.includes(name)), [], 'none of them while off')
+  t.ok(off.loaded.includes('@fastify/cors'), 'the probe sees @fastify packages')
+
+  const on = await runProbe(t, { rateLimiting: { limitingHeader: 'x-api-key', limit: 1000 }, underPressure: true }, { auth: { secret: 'footprint-secret-of-at-least-32-bytes!' } })
+  t.same(OPTIONAL.filter((name) => !on.loaded.includes(name)), [], 'all of them when on')
+  t.same(on.answers[0], [200, { status: true, message: "Action 's.echo' executed", data: { n: 1 } }])
 })

@@ -1,16 +1,14 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
-import { setupAuth, type TokenSigner } from '../../plugins/auth.js'
+import type { TokenSigner } from '../../plugins/auth.js'
 import { setupCors } from '../../plugins/cors.js'
 import { installErrorEnvelope } from '../../plugins/errors.js'
 import { MiddlewareRegistry, setupMiddleware, type Middleware } from '../../plugins/middleware.js'
-import { setupRateLimit } from '../../plugins/rate-limit.js'
 import { openApiPlugin } from '../../plugins/openapi.js'
 import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
 import { setupRequestScope } from '../../plugins/request-scope.js'
 import { servicesPlugin } from '../../plugins/services.js'
 import { staticPlugin } from '../../plugins/static.js'
 import { statusPlugin } from '../../plugins/status.js'
-import { setupUnderPressure } from '../../plugins/under-pressure.js'
 import { setupUploads } from '../../plugins/uploads.js'
 import { runOnBoot } from '../boot.js'
 import { createContext, setCurrentContext, type ServerContext } from '../context.js'
@@ -127,12 +125,16 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   setupRequestScope(app, context)
   if (rest.cors) await setupCors(app, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
   // After CORS, so a browser can read the 503; before everything that costs work.
-  const underPressure = rest.underPressure ? await setupUnderPressure(app, rest.underPressure) : undefined
-  if (rest.rateLimiting) await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
+  // Each optional part is imported only when it is on: a feature left off loads none of its packages.
+  const underPressure = rest.underPressure ? await (await import('../../plugins/under-pressure.js')).setupUnderPressure(app, rest.underPressure) : undefined
+  if (rest.rateLimiting) {
+    const { setupRateLimit } = await import('../../plugins/rate-limit.js')
+    await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
+  }
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
   const middleware = new MiddlewareRegistry()
   setupMiddleware(app, middleware, context)
-  const auth = config.auth ? await setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
+  const auth = config.auth ? await (await import('../../plugins/auth.js')).setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes })
   if (rest.openapi) {

@@ -263,11 +263,14 @@ export function curveTables(curves: CurveResults, table: Table): string[] {
 export function renderVersions(a: BenchResults | undefined, b: BenchResults | undefined): string {
   const runs = [a, b].filter((r): r is BenchResults => r !== undefined)
   if (runs.length === 0) return 'No results yet: run `npm run bench` and `npm run bench:node24`.'
-  const v = (r: BenchResults | undefined, fallback: string) => (r ? `Node ${r.machine.node}` : fallback)
-  const va = v(a, 'Node 20 (no run)')
-  const vb = v(b, 'Node 24 (no run)')
+  const v = (r: BenchResults | undefined, fallback: string) => (r ? `Node ${r.machine.node.replace(/^v/, '').split('.')[0]}` : fallback)
+  const va = v(a, 'Node 20')
+  const vb = v(b, 'Node 24')
+  const both = `(${va} / ${vb})`
   const out: string[] = []
-  for (const r of runs) out.push(`- ${v(r, '')}: ${machineLine(r)}.`)
+  for (const [r, name, file] of [[a, va, 'bench/results/latest.json'], [b, vb, 'bench/results/node24.json']] as const) {
+    out.push(`- ${name} (\`${file}\`): ${r ? `${machineLine(r)}.` : 'no run yet.'}`)
+  }
   const names = [...new Set(runs.flatMap((r) => r.workloads.flatMap((w) => w.servers.map((s) => `${w.name}\u0000${s.name}`))))]
   const rows = names.flatMap((key) => {
     const [workload, server] = key.split('\u0000') as [string, string]
@@ -293,7 +296,7 @@ export function renderVersions(a: BenchResults | undefined, b: BenchResults | un
   out.push(
     '',
     markdownTable(
-      ['workload', 'server', `req/s ${va}`, `req/s ${vb}`, 'second / first', 'vs bare (first / second)', 'p99 ms (first / second)', 'CPU µs/req (first / second)', 'RSS load MiB (first / second)'],
+      ['workload', 'server', `req/s ${va}`, `req/s ${vb}`, `${vb} / ${va}`, 'vs bare ' + both, 'p99 ms ' + both, 'CPU µs/req ' + both, 'RSS load MiB ' + both],
       rows,
     ),
   )
@@ -306,7 +309,7 @@ export function renderVersions(a: BenchResults | undefined, b: BenchResults | un
     out.push(
       '',
       markdownTable(
-        ['registered actions', 'boot ms (first / second)', 'engine.executeAction µs (first / second)', 'app.inject µs (first / second)'],
+        ['registered actions', 'boot ms ' + both, 'engine.executeAction µs ' + both, 'app.inject µs ' + both],
         sizes.map((n) => [
           whole(n),
           pair(fixed(at(ma, n)?.bootMs, 0), fixed(at(mb, n)?.bootMs, 0)),
@@ -335,7 +338,7 @@ export function renderVersions(a: BenchResults | undefined, b: BenchResults | un
     curveRows.push(['boot', `${whole(actions)} actions`, pair(times(pa?.ratio.bootMs), times(pb?.ratio.bootMs)), '-', pair(times(pa?.ratio.rssMiB), times(pb?.ratio.rssMiB))])
   }
   if (curveRows.length > 0) {
-    out.push('', markdownTable(['curve', 'point', 'req/s or boot ratio (first / second)', 'p99 ratio (first / second)', 'RSS ratio (first / second)'], curveRows))
+    out.push('', markdownTable(['curve', 'point', 'req/s or boot ratio ' + both, 'p99 ratio ' + both, 'RSS ratio ' + both], curveRows))
   }
   const ta = a ? targetList(a) : []
   const tb = b ? targetList(b) : []
@@ -349,6 +352,6 @@ export function renderVersions(a: BenchResults | undefined, b: BenchResults | un
       1,
     ),
   )
-  out.push('', `"first" is ${va}, "second" ${vb}; ratios within one run are same-run ratios, the columns between runs are not (different times, different load).`)
+  out.push('', `Ratios to fastify-bare are same-run ratios; the ${vb} / ${va} column compares two runs made at different times, under whatever load the machine had then.`)
   return out.join('\n')
 }

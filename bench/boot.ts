@@ -7,14 +7,12 @@
  *   `<actions>` POST routes, each with its own JSON-schema body (the envelope around the same task),
  *   then `app.ready()`: the closest "same work" for bare Fastify.
  *
- * The clock starts after the modules are loaded, before the actions or routes are defined. Prints one
+ * Each side imports only its own modules (bare Fastify never loads fastify-actions, so the RSS compares
+ * like with like). The clock starts after the modules are loaded, before the actions or routes are defined. Prints one
  * JSON line: { bootMs, processMs (since the process started, modules included), rssMiB and heapUsedMiB
  * after ready }.
  */
-import Fastify from 'fastify'
-import cors from '@fastify/cors'
-import Type from 'typebox'
-import { createAction, createServer, Ok, type Action } from '../lib/index.js'
+import type { Action } from '../lib/index.js'
 import { ORIGIN } from './shared.js'
 
 export interface BootSample {
@@ -30,7 +28,12 @@ if ((server !== 'fastify-actions' && server !== 'fastify-bare') || !Number.isInt
   throw new Error('usage: boot.js <fastify-actions|fastify-bare> <actions ≥ 1>')
 }
 
+/** When the clock started: after the side's modules are loaded. */
+let started = 0
+
 async function bootActions(): Promise<() => Promise<void>> {
+  const [{ default: Type }, { createAction, createServer, Ok }] = await Promise.all([import('typebox'), import('../lib/index.js')])
+  started = performance.now()
   const actions: Action[] = []
   for (let i = 1; i <= count; i++) {
     const validation = Type.Object({ title: Type.String({ minLength: 1 }), count: Type.Integer({ minimum: 0 }) })
@@ -54,6 +57,8 @@ async function bootActions(): Promise<() => Promise<void>> {
 }
 
 async function bootBare(): Promise<() => Promise<void>> {
+  const [{ default: Fastify }, { default: cors }] = await Promise.all([import('fastify'), import('@fastify/cors')])
+  started = performance.now()
   const app = Fastify({ logger: false })
   await app.register(cors, {
     origin: [ORIGIN],
@@ -87,8 +92,8 @@ async function bootBare(): Promise<() => Promise<void>> {
   return () => app.close()
 }
 
-const started = performance.now()
-const close = server === 'fastify-actions' ? await bootActions() : await bootBare()
+const boot = server === 'fastify-actions' ? bootActions : bootBare
+const close = await boot()
 const ready = performance.now()
 const memory = process.memoryUsage()
 const sample: BootSample = {

@@ -72,11 +72,17 @@ const curveSettings = {
   warmupSec: Number(env.BENCH_CURVE_WARMUP ?? (quick ? 1 : 2)),
 }
 const CHECK_MIN = Number(env.BENCH_CHECK_MIN ?? 0.85)
-const pick = <T extends string>(all: readonly T[], list: string | undefined): T[] =>
-  list ? all.filter((name) => list.split(',').map((s) => s.trim()).includes(name)) : [...all]
-const workloads: WorkloadName[] = check ? ['execute-small'] : pick(WORKLOADS, env.BENCH_WORKLOADS)
-const servers: ServerName[] = check ? ['fastify-actions', 'fastify-bare'] : pick(SERVERS, env.BENCH_SERVERS)
-const curves: CurveName[] = check || env.BENCH_CURVES === '0' ? [] : pick(CURVE_NAMES, env.BENCH_CURVES)
+/** The names of `list` (a comma list) that are in `all`, in `all`'s order; every name when unset. Unknown names are reported (`none` selects nothing, quietly). */
+function pick<T extends string>(all: readonly T[], list: string | undefined, variable: string): T[] {
+  if (!list) return [...all]
+  const names = list.split(',').map((s) => s.trim())
+  const unknown = names.filter((name) => name !== 'none' && !(all as readonly string[]).includes(name))
+  if (unknown.length > 0) process.stderr.write(`${variable}: unknown ${unknown.join(', ')} (known: ${all.join(', ')})\n`)
+  return all.filter((name) => names.includes(name))
+}
+const workloads: WorkloadName[] = check ? ['execute-small'] : pick(WORKLOADS, env.BENCH_WORKLOADS, 'BENCH_WORKLOADS')
+const servers: ServerName[] = check ? ['fastify-actions', 'fastify-bare'] : pick(SERVERS, env.BENCH_SERVERS, 'BENCH_SERVERS')
+const curves: CurveName[] = check || env.BENCH_CURVES === '0' ? [] : pick(CURVE_NAMES, env.BENCH_CURVES, 'BENCH_CURVES')
 const runMicroBench = !check && env.BENCH_MICRO !== '0'
 
 /**
@@ -108,6 +114,9 @@ if (!complete && committed(outFile)) {
 }
 const publishAs: 'main' | 'node24' | undefined =
   complete && env.BENCH_PUBLISH !== '0' && committed(outFile) ? (outFile === RESULTS.node24 ? 'node24' : 'main') : undefined
+if (publishAs !== undefined && (publishAs === 'node24') !== (as === 'node24')) {
+  throw new Error(`${outFile} is the ${publishAs === 'node24' ? 'Node 24' : 'main (Node 20)'} result file: write it with ${publishAs === 'node24' ? 'npm run bench:node24' : 'npm run bench'}`)
+}
 
 /** Why a server cannot take part in a workload, before it is even started. */
 function skipReason(workload: AnyWorkloadName, server: ServerName): string | undefined {

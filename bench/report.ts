@@ -1,5 +1,8 @@
-/** Tables of a run: plain text for stdout, Markdown for docs/benchmarks.md, and the targets of issue 6. */
-import type { BenchResults, MicroResult, ServerResult, WorkloadResult } from './results.js'
+/**
+ * Tables of a run: plain text for stdout, Markdown for docs/benchmarks.md, the targets of issue 16,
+ * the scaling curves, and the Node 20 / Node 24 comparison of two result files.
+ */
+import type { BenchResults, BootCurvePoint, CurveResults, LoadCurvePoint, MicroResult, ServerResult, WorkloadResult } from './results.js'
 
 const fixed = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? '-' : value.toFixed(digits))
 const whole = (value: number | null | undefined) => (value === null || value === undefined ? '-' : Math.round(value).toLocaleString('en-US'))
@@ -34,14 +37,15 @@ function workloadRows(workload: WorkloadResult): Row[] {
 const HEAD = ['workload', 'server', 'req/s', 'req/s vs bare', 'p50 ms', 'p99 ms', 'p99 vs bare', 'CPU µs/req', 'RSS idle MiB', 'RSS load MiB']
 const MICRO_HEAD = ['registered actions', 'boot ms', 'engine.executeAction µs/call', 'app.inject µs/call']
 
-function textTable(head: string[], rows: string[][]): string {
+/** A table with the first `left` columns aligned left, the others right. */
+function textTable(head: string[], rows: string[][], left = 2): string {
   const widths = head.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i].length)))
-  const line = (cells: string[]) => cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')
+  const line = (cells: string[]) => cells.map((cell, i) => (i < left ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }
 
-function markdownTable(head: string[], rows: string[][]): string {
-  const align = head.map((_, i) => (i < 2 ? '---' : '---:'))
+function markdownTable(head: string[], rows: string[][], left = 2): string {
+  const align = head.map((_, i) => (i < left ? '---' : '---:'))
   return [head, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
 }
 
@@ -52,36 +56,86 @@ function find(results: BenchResults, workload: string, server: string): ServerRe
   return results.workloads.find((w) => w.name === workload)?.servers.find((s) => s.name === server)
 }
 
-/** The targets of issue 6, measured (never asserted in tests). */
-export function targets(results: BenchResults): string[] {
-  const lines: string[] = []
-  const verdict = (ok: boolean | null) => (ok === null ? 'n/a ' : ok ? 'met ' : 'MISS')
-  const fa = find(results, 'execute-small', 'fastify-actions')
-  const bare = find(results, 'execute-small', 'fastify-bare')
-  const have = (s?: ServerResult) => s?.reqPerSec != null
-  if (have(fa) && have(bare)) {
-    const r = fa!.reqPerSec! / bare!.reqPerSec!
-    lines.push(`${verdict(r >= 0.85)} execute-small: fastify-actions at ${r.toFixed(2)}× fastify-bare req/s (target ≥ 0.85×)`)
-    const p = fa!.p99Ms! / bare!.p99Ms!
-    lines.push(`${verdict(p <= 1.5)} execute-small: fastify-actions p99 at ${p.toFixed(2)}× fastify-bare (target ≤ 1.5×)`)
-    for (const peer of ['moleculer', 'hono-zod']) {
-      const other = find(results, 'execute-small', peer)
-      if (have(other)) {
-        lines.push(`${verdict(fa!.reqPerSec! > other!.reqPerSec!)} execute-small: fastify-actions ${whole(fa!.reqPerSec)} vs ${peer} ${whole(other!.reqPerSec)} req/s (target: ahead)`)
-      }
+export interface Target {
+  /** What is compared and the bound, without the measured value (the row of the Node versions table). */
+  name: string
+  /** What is compared, with the measured value. */
+  text: string
+  /** The measured ratio (or null for the "ahead of" lines, which compare req/s). */
+  value: number | null
+  /** null when it could not be measured in this run. */
+  ok: boolean | null
+}
+
+const have = (s?: ServerResult) => s?.reqPerSec != null
+
+/** The targets of issue 16 (bench's own same-run ratios, medians over rounds), measured, never asserted in tests. */
+export function targetList(results: BenchResults): Target[] {
+  const list: Target[] = []
+  const ratioTarget = (name: string, text: (r: string) => string, value: number | null, ok: (r: number) => boolean) =>
+    list.push({ name, text: text(value === null ? '-' : value.toFixed(2)), value, ok: value === null ? null : ok(value) })
+  const of = (workload: string, server: string, field: 'reqPerSec' | 'p99Ms' | 'rssMiB'): number | null => {
+    const row = find(results, workload, server)
+    return have(row) ? row![field] : null
+  }
+  const divide = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : a / b)
+  ratioTarget(
+    'execute-small req/s ≥ 0.95× fastify-bare',
+    (r) => `execute-small req/s: fastify-actions at ${r}× fastify-bare (target ≥ 0.95×)`,
+    divide(of('execute-small', 'fastify-actions', 'reqPerSec'), of('execute-small', 'fastify-bare', 'reqPerSec')),
+    (r) => r >= 0.95,
+  )
+  ratioTarget(
+    'execute-output req/s ≥ 0.97× fastify-bare',
+    (r) => `execute-output req/s: fastify-actions at ${r}× fastify-bare, same response schema (target ≥ 0.97×)`,
+    divide(of('execute-output', 'fastify-actions', 'reqPerSec'), of('execute-output', 'fastify-bare', 'reqPerSec')),
+    (r) => r >= 0.97,
+  )
+  ratioTarget(
+    'execute-small p99 ≤ 1.15× fastify-bare',
+    (r) => `execute-small p99: fastify-actions at ${r}× fastify-bare (target ≤ 1.15×)`,
+    divide(of('execute-small', 'fastify-actions', 'p99Ms'), of('execute-small', 'fastify-bare', 'p99Ms')),
+    (r) => r <= 1.15,
+  )
+  ratioTarget(
+    'execute-small peak RSS ≤ 1.20× fastify-bare',
+    (r) => `execute-small peak RSS under load: fastify-actions at ${r}× fastify-bare (target ≤ 1.20×)`,
+    divide(of('execute-small', 'fastify-actions', 'rssMiB'), of('execute-small', 'fastify-bare', 'rssMiB')),
+    (r) => r <= 1.2,
+  )
+  ratioTarget(
+    'upload-1mb req/s ≥ 0.90× fastify-bare',
+    (r) => `upload-1mb req/s: fastify-actions at ${r}× fastify-bare with @fastify/multipart (target ≥ 0.90×)`,
+    divide(of('upload-1mb', 'fastify-actions', 'reqPerSec'), of('upload-1mb', 'fastify-bare', 'reqPerSec')),
+    (r) => r >= 0.9,
+  )
+  ratioTarget(
+    'app.fetch + text() ≥ 0.80× app.inject + .body',
+    (r) => `app.fetch + text() at ${r}× app.inject + .body calls/s (target ≥ 0.80×)`,
+    results.micro && 'fetchVsInject' in results.micro ? results.micro.fetchVsInject.ratio : null,
+    (r) => r >= 0.8,
+  )
+  ratioTarget(
+    'execute-hooks req/s ≥ 0.92× execute-small',
+    (r) => `execute-hooks req/s at ${r}× execute-small, both fastify-actions (target ≥ 0.92×)`,
+    divide(of('execute-hooks', 'fastify-actions', 'reqPerSec'), of('execute-small', 'fastify-actions', 'reqPerSec')),
+    (r) => r >= 0.92,
+  )
+  const fa = of('execute-small', 'fastify-actions', 'reqPerSec')
+  for (const peer of ['moleculer', 'hono-zod']) {
+    const other = of('execute-small', peer, 'reqPerSec')
+    if (fa !== null && other !== null) {
+      list.push({ name: `execute-small req/s ahead of ${peer}`, text: `execute-small: fastify-actions ${whole(fa)} vs ${peer} ${whole(other)} req/s (target: ahead)`, value: null, ok: fa > other })
     }
   }
-  const hooks = find(results, 'execute-hooks', 'fastify-actions')
-  if (have(fa) && have(hooks)) {
-    const r = hooks!.reqPerSec! / fa!.reqPerSec!
-    lines.push(`${verdict(r >= 0.85)} execute-hooks at ${r.toFixed(2)}× execute-small req/s (target within 15 %)`)
-  }
-  if (results.micro && 'fetchVsInject' in results.micro) {
-    const { ratio, ratioUnread } = results.micro.fetchVsInject
-    lines.push(`${verdict(ratioUnread >= 0.7)} app.fetch at ${ratioUnread.toFixed(2)}× app.inject calls/s, bodies unread (target ≥ 0.7×)`)
-    lines.push(`${verdict(ratio >= 0.7)} app.fetch + text() at ${ratio.toFixed(2)}× app.inject + .body calls/s (target ≥ 0.7×)`)
-  }
-  return lines
+  return list
+}
+
+const verdict = (ok: boolean | null) => (ok === null ? 'n/a ' : ok ? 'met ' : 'MISS')
+
+/** The targets of issue 16 as lines: `met  …`, `MISS …`, `n/a  …` (not measured in this run). */
+export function targets(results: BenchResults): string[] {
+  return targetList(results).map((t) => `${verdict(t.ok)} ${t.text}`)
 }
 
 function machineLine(results: BenchResults): string {
@@ -96,7 +150,8 @@ function machineLine(results: BenchResults): string {
 
 export function renderText(results: BenchResults): string {
   const rows = results.workloads.flatMap(workloadRows).map((row) => row.cells)
-  const out = [`Machine: ${machineLine(results)}`, '', textTable(HEAD, rows)]
+  const out = [`Machine: ${machineLine(results)}`]
+  if (rows.length > 0) out.push('', textTable(HEAD, rows))
   const notes = results.workloads.flatMap((w) => w.servers.flatMap((s) => (s.notes ?? []).map((note) => `  ${w.name} / ${s.name}: ${note}`)))
   if (notes.length > 0) out.push('', 'Notes:', ...notes)
   if (results.micro && 'dispatch' in results.micro) {
@@ -104,13 +159,15 @@ export function renderText(results: BenchResults): string {
     out.push('', textTable(MICRO_HEAD, microRows(results.micro)))
     out.push('', `app.inject ${whole(f.injectOnlyPerSec)} calls/s, app.fetch ${whole(f.fetchOnlyPerSec)} calls/s (${f.ratioUnread.toFixed(2)}×); reading the body: ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×)`)
   } else if (results.micro) out.push('', `micro-benchmark failed: ${results.micro.error}`)
-  out.push('', 'Targets:', ...targets(results).map((line) => `  ${line}`))
+  if (results.curves) out.push('', 'Scaling curves (fastify-actions / fastify-bare):', '', ...curveTables(results.curves, textTable))
+  out.push('', 'Targets of issue 16:', ...targets(results).map((line) => `  ${line}`))
   return out.join('\n')
 }
 
 export function renderMarkdown(results: BenchResults): string {
   const rows = results.workloads.flatMap(workloadRows).map((row) => row.cells)
-  const out = [`Machine: ${machineLine(results)}.`, '', markdownTable(HEAD, rows)]
+  const out = [`Machine: ${machineLine(results)}.`]
+  if (rows.length > 0) out.push('', markdownTable(HEAD, rows))
   const notes = results.workloads.flatMap((w) => w.servers.flatMap((s) => (s.notes ?? []).map((note) => `- ${w.name} / ${s.name}: ${note}`)))
   if (notes.length > 0) out.push('', 'Notes of the run:', '', ...notes)
   if (results.micro && 'dispatch' in results.micro) {
@@ -122,6 +179,179 @@ export function renderMarkdown(results: BenchResults): string {
         `reading the body (\`.body\`, \`text()\`): ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×).`,
     )
   }
-  out.push('', 'Targets of issue 6 (measured, not asserted):', '', ...targets(results).map((line) => `- ${line}`))
+  out.push('', 'Targets of issue 16 (measured, not asserted):', '', ...targets(results).map((line) => `- ${line}`))
+  if (results.curves) out.push('', '### Scaling curves of this run', '', ...curveTables(results.curves, markdownTable))
+  return out.join('\n')
+}
+
+// ---------------------------------------------------------------- scaling curves
+
+type Table = (head: string[], rows: string[][], left?: number) => string
+const pair = (a: string, b: string) => `${a} / ${b}`
+const times = (value: number | null | undefined) => (value === null || value === undefined ? '-' : `${value.toFixed(2)}×`)
+const bytes = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`)
+
+function loadCurveTable(points: LoadCurvePoint[], first: string, xCell: ((p: LoadCurvePoint) => string) | undefined, table: Table, throughput: boolean): string {
+  const head = [first, ...(xCell ? ['request'] : []), 'req/s (actions / bare)', 'req/s ratio']
+  if (throughput) head.push('MiB/s (actions / bare)', 'MiB/s ratio')
+  head.push('p99 ms (actions / bare)', 'p99 ratio', 'peak RSS MiB (actions / bare)', 'RSS ratio', 'CPU µs/req (actions / bare)')
+  const rows = points.map((p) => {
+    const fa = p.servers['fastify-actions']
+    const bare = p.servers['fastify-bare']
+    const row = [p.label, ...(xCell ? [xCell(p)] : []), pair(whole(fa.reqPerSec), whole(bare.reqPerSec)), times(p.ratio.reqPerSec)]
+    if (throughput) row.push(pair(fixed(fa.mibPerSec, 1), fixed(bare.mibPerSec, 1)), times(p.ratio.mibPerSec))
+    row.push(pair(fixed(fa.p99Ms), fixed(bare.p99Ms)), times(p.ratio.p99Ms), pair(fixed(fa.rssMiB, 1), fixed(bare.rssMiB, 1)), times(p.ratio.rssMiB))
+    row.push(pair(fixed(fa.cpuUsPerReq, 1), fixed(bare.cpuUsPerReq, 1)))
+    return row
+  })
+  return table(head, rows, xCell ? 2 : 1)
+}
+
+function bootTable(points: BootCurvePoint[], table: Table): string {
+  const head = ['actions', 'boot ms (actions / bare)', 'boot ratio', 'process ms to ready (actions / bare)', 'RSS after ready MiB (actions / bare)', 'RSS ratio', 'heap used MiB (actions / bare)']
+  const rows = points.map((p) => {
+    const fa = p.servers['fastify-actions']
+    const bare = p.servers['fastify-bare']
+    return [
+      whole(p.actions),
+      pair(fixed(fa.bootMs, 0), fixed(bare.bootMs, 0)),
+      times(p.ratio.bootMs),
+      pair(fixed(fa.processMs, 0), fixed(bare.processMs, 0)),
+      pair(fixed(fa.rssMiB, 1), fixed(bare.rssMiB, 1)),
+      times(p.ratio.rssMiB),
+      pair(fixed(fa.heapUsedMiB, 1), fixed(bare.heapUsedMiB, 1)),
+    ]
+  })
+  return table(head, rows, 1)
+}
+
+function curveNotes(curves: CurveResults): string[] {
+  const notes: string[] = []
+  for (const [name, points] of [['payload', curves.payload], ['connections', curves.connections], ['uploads', curves.uploads]] as const) {
+    for (const point of points ?? []) {
+      for (const [server, sample] of Object.entries(point.servers)) {
+        if (sample.skipped) notes.push(`${name} ${point.label} / ${server}: skipped: ${sample.skipped}`)
+        for (const note of sample.notes ?? []) notes.push(`${name} ${point.label} / ${server}: ${note}`)
+      }
+    }
+  }
+  for (const point of curves.boot ?? []) {
+    for (const [server, sample] of Object.entries(point.servers)) if (sample.error) notes.push(`boot ${point.actions} / ${server}: ${sample.error}`)
+  }
+  return notes
+}
+
+/** One table per curve that ran, each cell fastify-actions / fastify-bare, then the ratio; notes of skips and failures last. */
+export function curveTables(curves: CurveResults, table: Table): string[] {
+  const s = curves.settings
+  const out = [`${s.rounds} round(s) × ${s.durationSec} s after ${s.warmupSec} s warm-up per point and server; ratios are fastify-actions / fastify-bare (req/s and MiB/s: higher is better; p99, RSS and boot: lower is better).`]
+  if (curves.payload) out.push('', 'Payload size (echo of a JSON list, 32 connections):', '', loadCurveTable(curves.payload, 'payload', (p) => bytes(p.x), table, false))
+  if (curves.connections) out.push('', 'Connections (execute-small):', '', loadCurveTable(curves.connections, 'connections', undefined, table, false))
+  if (curves.uploads) out.push('', 'Concurrent uploads (10 MiB file each, one stream per connection):', '', loadCurveTable(curves.uploads, 'streams', undefined, table, true))
+  if (curves.boot) out.push('', 'Boot with N actions (fastify-actions) or N POST routes with the same body schema (bare Fastify):', '', bootTable(curves.boot, table))
+  const notes = curveNotes(curves)
+  if (notes.length > 0) out.push('', 'Notes of the curves:', '', ...notes.map((n) => `- ${n}`))
+  return out
+}
+
+// ---------------------------------------------------------------- Node 20 / Node 24
+
+/**
+ * The Node versions section of docs/benchmarks.md: the same harness on the two result files
+ * (bench/results/latest.json, bench/results/node24.json), side by side; either may be missing.
+ */
+export function renderVersions(a: BenchResults | undefined, b: BenchResults | undefined): string {
+  const runs = [a, b].filter((r): r is BenchResults => r !== undefined)
+  if (runs.length === 0) return 'No results yet: run `npm run bench` and `npm run bench:node24`.'
+  const v = (r: BenchResults | undefined, fallback: string) => (r ? `Node ${r.machine.node.replace(/^v/, '').split('.')[0]}` : fallback)
+  const va = v(a, 'Node 20')
+  const vb = v(b, 'Node 24')
+  const both = `(${va} / ${vb})`
+  const out: string[] = []
+  for (const [r, name, file] of [[a, va, 'bench/results/latest.json'], [b, vb, 'bench/results/node24.json']] as const) {
+    out.push(`- ${name} (\`${file}\`): ${r ? `${machineLine(r)}.` : 'no run yet.'}`)
+  }
+  const names = [...new Set(runs.flatMap((r) => r.workloads.flatMap((w) => w.servers.map((s) => `${w.name}\u0000${s.name}`))))]
+  const rows = names.flatMap((key) => {
+    const [workload, server] = key.split('\u0000') as [string, string]
+    const ra = a ? find(a, workload, server) : undefined
+    const rb = b ? find(b, workload, server) : undefined
+    if (!have(ra) && !have(rb)) return []
+    const bareA = a ? find(a, workload, 'fastify-bare')?.reqPerSec ?? null : null
+    const bareB = b ? find(b, workload, 'fastify-bare')?.reqPerSec ?? null : null
+    return [
+      [
+        workload,
+        server,
+        whole(ra?.reqPerSec),
+        whole(rb?.reqPerSec),
+        ratio(rb?.reqPerSec ?? null, ra?.reqPerSec ?? null),
+        pair(ratio(ra?.reqPerSec ?? null, bareA), ratio(rb?.reqPerSec ?? null, bareB)),
+        pair(fixed(ra?.p99Ms), fixed(rb?.p99Ms)),
+        pair(fixed(ra?.cpuUsPerReq, 1), fixed(rb?.cpuUsPerReq, 1)),
+        pair(fixed(ra?.rssMiB, 1), fixed(rb?.rssMiB, 1)),
+      ],
+    ]
+  })
+  out.push(
+    '',
+    markdownTable(
+      ['workload', 'server', `req/s ${va}`, `req/s ${vb}`, `${vb} / ${va}`, 'vs bare ' + both, 'p99 ms ' + both, 'CPU µs/req ' + both, 'RSS load MiB ' + both],
+      rows,
+    ),
+  )
+  const microOf = (r: BenchResults | undefined) => (r?.micro && 'dispatch' in r.micro ? r.micro : undefined)
+  const ma = microOf(a)
+  const mb = microOf(b)
+  if (ma || mb) {
+    const sizes = [...new Set([...(ma?.dispatch ?? []), ...(mb?.dispatch ?? [])].map((d) => d.actions))]
+    const at = (m: MicroResult | undefined, n: number) => m?.dispatch.find((d) => d.actions === n)
+    out.push(
+      '',
+      markdownTable(
+        ['registered actions', 'boot ms ' + both, 'engine.executeAction µs ' + both, 'app.inject µs ' + both],
+        sizes.map((n) => [
+          whole(n),
+          pair(fixed(at(ma, n)?.bootMs, 0), fixed(at(mb, n)?.bootMs, 0)),
+          pair(fixed(at(ma, n)?.executeActionUs), fixed(at(mb, n)?.executeActionUs)),
+          pair(fixed(at(ma, n)?.injectUs), fixed(at(mb, n)?.injectUs)),
+        ]),
+        1,
+      ),
+    )
+  }
+  const curveRows: string[][] = []
+  const curveOf = (r: BenchResults | undefined, name: 'payload' | 'connections' | 'uploads') => r?.curves?.[name] ?? []
+  for (const name of ['payload', 'connections', 'uploads'] as const) {
+    const labels = [...new Set([...curveOf(a, name), ...curveOf(b, name)].map((p) => p.label))]
+    for (const label of labels) {
+      const pa = curveOf(a, name).find((p) => p.label === label)
+      const pb = curveOf(b, name).find((p) => p.label === label)
+      curveRows.push([name, label, pair(times(pa?.ratio.reqPerSec), times(pb?.ratio.reqPerSec)), pair(times(pa?.ratio.p99Ms), times(pb?.ratio.p99Ms)), pair(times(pa?.ratio.rssMiB), times(pb?.ratio.rssMiB))])
+    }
+  }
+  const bootA = a?.curves?.boot ?? []
+  const bootB = b?.curves?.boot ?? []
+  for (const actions of [...new Set([...bootA, ...bootB].map((p) => p.actions))]) {
+    const pa = bootA.find((p) => p.actions === actions)
+    const pb = bootB.find((p) => p.actions === actions)
+    curveRows.push(['boot', `${whole(actions)} actions`, pair(times(pa?.ratio.bootMs), times(pb?.ratio.bootMs)), '-', pair(times(pa?.ratio.rssMiB), times(pb?.ratio.rssMiB))])
+  }
+  if (curveRows.length > 0) {
+    out.push('', markdownTable(['curve', 'point', 'req/s or boot ratio ' + both, 'p99 ratio ' + both, 'RSS ratio ' + both], curveRows))
+  }
+  const ta = a ? targetList(a) : []
+  const tb = b ? targetList(b) : []
+  const targetNames = [...new Set([...ta, ...tb].map((t) => t.name))]
+  const cell = (t: Target | undefined) => (t ? `${verdict(t.ok).trim()}${t.value === null ? '' : ` ${t.value.toFixed(2)}×`}` : '-')
+  out.push(
+    '',
+    markdownTable(
+      ['target of issue 16', va, vb],
+      targetNames.map((name) => [name, cell(ta.find((t) => t.name === name)), cell(tb.find((t) => t.name === name))]),
+      1,
+    ),
+  )
+  out.push('', `Ratios to fastify-bare are same-run ratios; the ${vb} / ${va} column compares two runs made at different times, under whatever load the machine had then.`)
   return out.join('\n')
 }

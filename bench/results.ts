@@ -1,5 +1,5 @@
 /** The shape of bench/results/latest.json. */
-import type { ServerName, WorkloadName } from './shared.js'
+import type { CurveServerName, ServerName, WorkloadName } from './shared.js'
 
 export interface Machine {
   cpus: number
@@ -44,9 +44,64 @@ export interface MicroResult {
   fetchVsInject: { injectPerSec: number; fetchPerSec: number; ratio: number; injectOnlyPerSec: number; fetchOnlyPerSec: number; ratioUnread: number }
 }
 
+/** One server at one point of a load curve: medians over the curve's rounds; null when it did not run. */
+export interface CurveSample {
+  reqPerSec: number | null
+  p99Ms: number | null
+  /** Peak VmRSS during the measured window. */
+  rssMiB: number | null
+  cpuUsPerReq: number | null
+  /** Request bytes per second, in MiB/s (the uploads curve). */
+  mibPerSec?: number | null
+  /** req/s of each round, in order. */
+  rounds: number[]
+  skipped?: string
+  notes?: string[]
+}
+
+/** fastify-actions divided by fastify-bare; null when either is missing. Below 1 is better for p99 and RSS. */
+export interface CurveRatios {
+  reqPerSec: number | null
+  p99Ms: number | null
+  rssMiB: number | null
+  mibPerSec?: number | null
+}
+
+export interface LoadCurvePoint {
+  /** `1 KiB`, `100 connections`, `8 streams`. */
+  label: string
+  /** The x value: request bytes, connections or concurrent streams. */
+  x: number
+  /** The workload served, and the autocannon connections. */
+  workload: string
+  connections: number
+  servers: Record<CurveServerName, CurveSample>
+  ratio: CurveRatios
+}
+
+export interface BootCurvePoint {
+  actions: number
+  /** Medians over the rounds, each boot in a fresh process; null when every round failed. */
+  servers: Record<CurveServerName, { bootMs: number | null; processMs: number | null; rssMiB: number | null; heapUsedMiB: number | null; rounds: number[]; error?: string }>
+  ratio: { bootMs: number | null; rssMiB: number | null }
+}
+
+export const CURVE_NAMES = ['payload', 'connections', 'uploads', 'boot'] as const
+export type CurveName = (typeof CURVE_NAMES)[number]
+
+/** The scaling curves of issue 16: each point fastify-actions against fastify-bare doing the same work. */
+export interface CurveResults {
+  settings: { rounds: number; durationSec: number; warmupSec: number }
+  payload?: LoadCurvePoint[]
+  connections?: LoadCurvePoint[]
+  uploads?: LoadCurvePoint[]
+  boot?: BootCurvePoint[]
+}
+
 export interface BenchResults {
   machine: Machine
   settings: { rounds: number; durationSec: number; warmupSec: number; connections: number; uploadConnections: number; quick: boolean }
   workloads: WorkloadResult[]
   micro?: MicroResult | { error: string }
+  curves?: CurveResults
 }

@@ -1,32 +1,54 @@
 /**
- * `npm run bench`: fastify-actions against four peers on five workloads, plus the in-process
- * micro-benchmarks. Each server runs alone in its own process on 127.0.0.1 (core 0), autocannon in
- * another (core 1); servers take turns, interleaved over the rounds, each after a warm-up; medians
- * are reported. Every child process is killed at the end, even on error.
+ * `npm run bench`: fastify-actions against four peers on the workloads, the in-process
+ * micro-benchmarks, then the scaling curves (fastify-actions against fastify-bare as payload size,
+ * connections, concurrent uploads and registered actions grow). Each server runs alone in its own
+ * process on 127.0.0.1 (core 0), autocannon in another (core 1); servers take turns, interleaved over
+ * the rounds, each after a warm-up; medians are reported. Every child process is killed at the end,
+ * even on error.
  *
  * Environment: BENCH_QUICK=1 (one round of 5 s), BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP,
- * BENCH_CONNECTIONS, BENCH_WORKLOADS / BENCH_SERVERS (comma lists), BENCH_MICRO=0, BENCH_OUT.
+ * BENCH_CONNECTIONS, BENCH_WORKLOADS / BENCH_SERVERS (comma lists), BENCH_MICRO=0, BENCH_CURVES
+ * (0 or a comma list of payload,connections,uploads,boot), BENCH_CURVE_ROUNDS, BENCH_CURVE_DURATION,
+ * BENCH_CURVE_WARMUP, BENCH_OUT, BENCH_AS=node24 (see bench/node24.sh), BENCH_PUBLISH=0,
+ * BENCH_CHECK=1 (`npm run bench:check`) with BENCH_CHECK_MIN.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import type { BootSample } from './boot.js'
 import { buildProject, type Build } from './build.js'
 import { canPin, cpuMs, killAll, LOAD_CORE, rssMiB, sampleRss, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
 import type { LoadResult, LoadSpec } from './load.js'
-import { renderMarkdown, renderText } from './report.js'
-import type { BenchResults, Machine, MicroResult, ServerResult, WorkloadResult } from './results.js'
+import { renderMarkdown, renderText, renderVersions } from './report.js'
+import {
+  CURVE_NAMES,
+  type BenchResults,
+  type BootCurvePoint,
+  type CurveName,
+  type CurveResults,
+  type CurveSample,
+  type LoadCurvePoint,
+  type Machine,
+  type MicroResult,
+  type ServerResult,
+  type WorkloadResult,
+} from './results.js'
 import { renderSvg } from './svg.js'
 import {
   CORS_HEADERS,
+  CURVE_SERVERS,
   expectedBody,
   OWN_ONLY,
   SERVED_BY,
   requestOf,
   SERVERS,
   WORKLOADS,
+  type AnyWorkloadName,
   type BenchRequest,
+  type CurveServerName,
   type ServerName,
   type WorkloadName,
 } from './shared.js'
@@ -34,29 +56,76 @@ import {
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const env = process.env
 const quick = env.BENCH_QUICK === '1'
+/** `npm run bench:check`: execute-small, fastify-actions against fastify-bare, short, exits non-zero below the ratio. */
+const check = env.BENCH_CHECK === '1'
 const settings = {
   rounds: Number(env.BENCH_ROUNDS ?? (quick ? 1 : 3)),
-  durationSec: Number(env.BENCH_DURATION ?? (quick ? 5 : 10)),
-  warmupSec: Number(env.BENCH_WARMUP ?? (quick ? 1 : 3)),
+  durationSec: Number(env.BENCH_DURATION ?? (check ? 3 : quick ? 5 : 10)),
+  warmupSec: Number(env.BENCH_WARMUP ?? (quick || check ? 1 : 3)),
   connections: Number(env.BENCH_CONNECTIONS ?? 32),
   uploadConnections: 4,
   quick,
 }
-const pick = <T extends string>(all: readonly T[], list: string | undefined): T[] =>
-  list ? all.filter((name) => list.split(',').map((s) => s.trim()).includes(name)) : [...all]
-const workloads = pick(WORKLOADS, env.BENCH_WORKLOADS)
-const servers = pick(SERVERS, env.BENCH_SERVERS)
-const outFile = env.BENCH_OUT ?? (quick ? join(tmpdir(), 'fastify-actions-bench-quick.json') : join(ROOT, 'bench/results/latest.json'))
-const publish = !quick && env.BENCH_OUT === undefined
+const curveSettings = {
+  rounds: Number(env.BENCH_CURVE_ROUNDS ?? (quick ? 1 : 3)),
+  durationSec: Number(env.BENCH_CURVE_DURATION ?? (quick ? 3 : 5)),
+  warmupSec: Number(env.BENCH_CURVE_WARMUP ?? (quick ? 1 : 2)),
+}
+const CHECK_MIN = Number(env.BENCH_CHECK_MIN ?? 0.85)
+/** The names of `list` (a comma list) that are in `all`, in `all`'s order; every name when unset. Unknown names are reported (`none` selects nothing, quietly). */
+function pick<T extends string>(all: readonly T[], list: string | undefined, variable: string): T[] {
+  if (!list) return [...all]
+  const names = list.split(',').map((s) => s.trim())
+  const unknown = names.filter((name) => name !== 'none' && !(all as readonly string[]).includes(name))
+  if (unknown.length > 0) process.stderr.write(`${variable}: unknown ${unknown.join(', ')} (known: ${all.join(', ')})\n`)
+  return all.filter((name) => names.includes(name))
+}
+const workloads: WorkloadName[] = check ? ['execute-small'] : pick(WORKLOADS, env.BENCH_WORKLOADS, 'BENCH_WORKLOADS')
+const servers: ServerName[] = check ? ['fastify-actions', 'fastify-bare'] : pick(SERVERS, env.BENCH_SERVERS, 'BENCH_SERVERS')
+const curves: CurveName[] = check || env.BENCH_CURVES === '0' ? [] : pick(CURVE_NAMES, env.BENCH_CURVES, 'BENCH_CURVES')
+const runMicroBench = !check && env.BENCH_MICRO !== '0'
+
+/**
+ * Where the results go. Only a complete run (every workload, server and curve, the micro-benchmarks,
+ * not quick) publishes: `npm run bench` to bench/results/latest.json (and the chart and both generated
+ * sections of docs/benchmarks.md), `BENCH_AS=node24` to bench/results/node24.json (and the Node
+ * versions section only). Anything else writes to the temporary directory and leaves the docs alone.
+ */
+const RESULTS = { main: join(ROOT, 'bench/results/latest.json'), node24: join(ROOT, 'bench/results/node24.json') }
+const as = env.BENCH_AS === 'node24' ? 'node24' : 'main'
+if (env.BENCH_AS !== undefined && env.BENCH_AS !== 'node24') throw new Error(`BENCH_AS must be node24, got ${env.BENCH_AS}`)
+if (as === 'node24' && !process.version.startsWith('v24.')) throw new Error(`BENCH_AS=node24 on Node ${process.version}: run it through npm run bench:node24`)
+const complete =
+  !quick &&
+  !check &&
+  env.BENCH_WORKLOADS === undefined &&
+  env.BENCH_SERVERS === undefined &&
+  runMicroBench &&
+  curves.length === CURVE_NAMES.length
+const committed = (file: string) => Object.values(RESULTS).includes(resolve(file))
+const outFile = resolve(
+  env.BENCH_OUT ??
+    (complete && env.BENCH_PUBLISH !== '0'
+      ? RESULTS[as]
+      : join(tmpdir(), `fastify-actions-bench-${check ? 'check' : quick ? 'quick' : 'partial'}${as === 'node24' ? '-node24' : ''}.json`)),
+)
+if (!complete && committed(outFile)) {
+  throw new Error(`${outFile} holds a complete run: a quick, partial or check run does not overwrite it (unset BENCH_OUT)`)
+}
+const publishAs: 'main' | 'node24' | undefined =
+  complete && env.BENCH_PUBLISH !== '0' && committed(outFile) ? (outFile === RESULTS.node24 ? 'node24' : 'main') : undefined
+if (publishAs !== undefined && (publishAs === 'node24') !== (as === 'node24')) {
+  throw new Error(`${outFile} is the ${publishAs === 'node24' ? 'Node 24' : 'main (Node 20)'} result file: write it with ${publishAs === 'node24' ? 'npm run bench:node24' : 'npm run bench'}`)
+}
 
 /** Why a server cannot take part in a workload, before it is even started. */
-function skipReason(workload: WorkloadName, server: ServerName): string | undefined {
+function skipReason(workload: AnyWorkloadName, server: ServerName): string | undefined {
   const served = SERVED_BY[workload]
   if (served && !served.servers.includes(server)) return served.reason
-  if (server !== 'fastify-actions') return OWN_ONLY[workload]
+  if (server !== 'fastify-actions') return OWN_ONLY[workload as WorkloadName]
   if (workload === 'mcp-call' && !existsSync(join(ROOT, 'plugins/mcp.ts'))) return 'MCP plugin missing'
   if (workload === 'execute-protected' && !existsSync(join(ROOT, 'plugins/auth.ts'))) return 'auth plugin missing'
-  if (workload === 'upload-1mb' && !existsSync(join(ROOT, 'plugins/uploads.ts'))) return 'uploads plugin missing'
+  if ((workload === 'upload-1mb' || workload === 'upload-10mb') && !existsSync(join(ROOT, 'plugins/uploads.ts'))) return 'uploads plugin missing'
   return undefined
 }
 
@@ -82,11 +151,13 @@ function send(port: number, req: BenchRequest, headers = req.headers): Promise<A
   })
 }
 
+type Verdict = { notes: string[]; skip?: string }
+
 /**
  * Sends the workload's request once and compares status, body bytes and the cross-origin headers with
  * the contract. Returns the differences; `skip` when fastify-actions cannot do the workload yet.
  */
-async function precheck(workload: WorkloadName, server: ServerName, port: number, req: BenchRequest): Promise<{ notes: string[]; skip?: string }> {
+async function precheck(workload: AnyWorkloadName, server: ServerName, port: number, req: BenchRequest): Promise<Verdict> {
   const notes: string[] = []
   const answer = await send(port, req)
   const expected = expectedBody(workload)
@@ -102,6 +173,8 @@ async function precheck(workload: WorkloadName, server: ServerName, port: number
   if (answer.status !== 200 || answer.body !== expected) {
     const reason = `answered ${answer.status} ${answer.body.slice(0, 160)}`
     if (server === 'fastify-actions' && answer.status !== 200) return { notes, skip: reason }
+    // A curve compares fastify-actions with fastify-bare only: a peer that answers something else is no peer.
+    if (SERVED_BY[workload]?.servers === CURVE_SERVERS) return { notes, skip: `${reason}; expected 200 ${expected.slice(0, 160)}` }
     notes.push(`${reason}; expected 200 ${expected.slice(0, 160)}`)
   }
   for (const [name, value] of Object.entries(CORS_HEADERS)) {
@@ -111,20 +184,28 @@ async function precheck(workload: WorkloadName, server: ServerName, port: number
   return { notes }
 }
 
-function loadSpecFile(build: Build, workload: WorkloadName, req: BenchRequest): (port: number, durationSec: number) => string {
-  return (port, durationSec) => {
-    const spec: LoadSpec = {
-      url: `http://127.0.0.1:${port}${req.path}`,
-      connections: workload === 'upload-1mb' ? settings.uploadConnections : settings.connections,
-      durationSec,
-      method: req.method,
-      headers: req.headers,
-      bodyBase64: req.body.toString('base64'),
-    }
-    const file = join(build.dir, `load-${workload}-${durationSec}.json`)
-    writeFileSync(file, JSON.stringify(spec))
-    return file
+/** One measurement: a server process for one workload, at a connection count, for a warm-up and a measured window. */
+interface Job {
+  workload: AnyWorkloadName
+  server: ServerName
+  req: BenchRequest
+  connections: number
+  warmupSec: number
+  durationSec: number
+}
+
+function writeSpec(build: Build, job: Job, port: number, durationSec: number): string {
+  const spec: LoadSpec = {
+    url: `http://127.0.0.1:${port}${job.req.path}`,
+    connections: job.connections,
+    durationSec,
+    method: job.req.method,
+    headers: job.req.headers,
+    bodyBase64: job.req.body.toString('base64'),
   }
+  const file = join(build.dir, `load-${job.workload}-${job.connections}-${durationSec}.json`)
+  writeFileSync(file, JSON.stringify(spec))
+  return file
 }
 
 async function runLoad(build: Build, specFile: string, durationSec: number): Promise<LoadResult> {
@@ -141,27 +222,21 @@ interface Sample {
   cpuUs: number | null
 }
 
-async function measure(
-  build: Build,
-  workload: WorkloadName,
-  server: ServerName,
-  req: BenchRequest,
-  specOf: (port: number, durationSec: number) => string,
-  checked: Map<string, { notes: string[]; skip?: string }>,
-): Promise<Sample | { skip: string }> {
+async function measure(build: Build, job: Job, checked: Map<string, Verdict>): Promise<Sample | { skip: string }> {
+  const { workload, server } = job
   const proc = spawnNode([join(build.dir, `bench/servers/${server}.js`)], { core: SERVER_CORE, env: { BENCH_WORKLOAD: workload, NODE_ENV: 'production' } })
   try {
     const port = await waitReady(proc)
     await new Promise((r) => setTimeout(r, 200))
     const rssIdle = rssMiB(proc.child.pid)
     const key = `${workload}/${server}`
-    if (!checked.has(key)) checked.set(key, await precheck(workload, server, port, req))
+    if (!checked.has(key)) checked.set(key, await precheck(workload, server, port, job.req))
     const verdict = checked.get(key)!
     if (verdict.skip) return { skip: verdict.skip }
-    if (settings.warmupSec > 0) await runLoad(build, specOf(port, settings.warmupSec), settings.warmupSec)
+    if (job.warmupSec > 0) await runLoad(build, writeSpec(build, job, port, job.warmupSec), job.warmupSec)
     const sampler = sampleRss(proc.child.pid)
     const cpuBefore = cpuMs(proc.child.pid)
-    const load = await runLoad(build, specOf(port, settings.durationSec), settings.durationSec)
+    const load = await runLoad(build, writeSpec(build, job, port, job.durationSec), job.durationSec)
     const cpuAfter = cpuMs(proc.child.pid)
     const samples = sampler.stop()
     const cpuUs = cpuBefore !== null && cpuAfter !== null && load.total > 0 ? ((cpuAfter - cpuBefore) * 1000) / load.total : null
@@ -178,33 +253,36 @@ const median = (values: number[]): number | null => {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 const round = (value: number | null, digits: number) => (value === null ? null : Math.round(value * 10 ** digits) / 10 ** digits)
+const quotient = (value: number | null | undefined, base: number | null | undefined) =>
+  value == null || base == null || base === 0 ? null : round(value / base, 3)
+const nonNull = (values: Array<number | null>) => values.flatMap((v) => (v === null ? [] : [v]))
 
-async function runWorkload(build: Build, workload: WorkloadName): Promise<WorkloadResult> {
-  const req = requestOf(workload)
-  const specOf = loadSpecFile(build, workload, req)
+/** The servers of one workload (or curve point), `rounds` times in a rotated order; samples, skips and failures by server. */
+async function rounds(build: Build, jobOf: (server: ServerName) => Job, who: readonly ServerName[], count: number, checked: Map<string, Verdict>, label: string) {
   const samples = new Map<ServerName, Sample[]>()
   const skipped = new Map<ServerName, string>()
-  const checked = new Map<string, { notes: string[]; skip?: string }>()
   const failures = new Map<ServerName, string[]>()
-  for (const server of servers) {
-    const reason = skipReason(workload, server)
+  for (const server of who) {
+    const reason = skipReason(jobOf(server).workload, server)
     if (reason) skipped.set(server, reason)
   }
-  for (let r = 0; r < settings.rounds; r++) {
+  for (let r = 0; r < count; r++) {
     // Interleaved: each round starts one server further along, so no server always runs first.
-    const order = servers.map((_, i) => servers[(i + r) % servers.length])
+    const order = who.map((_, i) => who[(i + r) % who.length])
     for (const server of order) {
       if (skipped.has(server)) continue
-      process.stderr.write(`  ${workload} round ${r + 1}/${settings.rounds}: ${server} ... `)
+      process.stderr.write(`  ${label} round ${r + 1}/${count}: ${server} ... `)
       try {
-        const sample = await measure(build, workload, server, req, specOf, checked)
+        const sample = await measure(build, jobOf(server), checked)
         if ('skip' in sample) {
           skipped.set(server, sample.skip)
           process.stderr.write(`skipped: ${sample.skip}\n`)
           continue
         }
         ;(samples.get(server) ?? samples.set(server, []).get(server)!).push(sample)
-        process.stderr.write(`${Math.round(sample.load.reqPerSec)} req/s, p99 ${sample.load.p99Ms} ms, ${sample.cpuUs?.toFixed(1)} µs CPU/req\n`)
+        process.stderr.write(
+          `${Math.round(sample.load.reqPerSec)} req/s, p99 ${sample.load.p99Ms} ms, ${sample.cpuUs?.toFixed(1)} µs CPU/req, peak RSS ${sample.rssPeak?.toFixed(1)} MiB\n`,
+        )
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error)
         ;(failures.get(server) ?? failures.set(server, []).get(server)!).push(message.slice(0, 300))
@@ -212,6 +290,14 @@ async function runWorkload(build: Build, workload: WorkloadName): Promise<Worklo
       }
     }
   }
+  return { samples, skipped, failures }
+}
+
+async function runWorkload(build: Build, workload: WorkloadName, checked: Map<string, Verdict>): Promise<WorkloadResult> {
+  const req = requestOf(workload)
+  const connections = workload === 'upload-1mb' ? settings.uploadConnections : settings.connections
+  const jobOf = (server: ServerName): Job => ({ workload, server, req, connections, warmupSec: settings.warmupSec, durationSec: settings.durationSec })
+  const { samples, skipped, failures } = await rounds(build, jobOf, servers, settings.rounds, checked, workload)
   const rows: ServerResult[] = servers.map((name) => {
     const list = samples.get(name) ?? []
     const notes = [...(checked.get(`${workload}/${name}`)?.notes ?? []), ...(failures.get(name) ?? []).map((m) => `round failed: ${m}`)]
@@ -223,9 +309,9 @@ async function runWorkload(build: Build, workload: WorkloadName): Promise<Worklo
       reqPerSec: round(median(list.map((s) => s.load.reqPerSec)), 0),
       p50Ms: round(median(list.map((s) => s.load.p50Ms)), 2),
       p99Ms: round(median(list.map((s) => s.load.p99Ms)), 2),
-      rssMiB: round(median(list.flatMap((s) => (s.rssPeak === null ? [] : [s.rssPeak]))), 1),
-      rssIdleMiB: round(median(list.flatMap((s) => (s.rssIdle === null ? [] : [s.rssIdle]))), 1),
-      cpuUsPerReq: round(median(list.flatMap((s) => (s.cpuUs === null ? [] : [s.cpuUs]))), 1),
+      rssMiB: round(median(nonNull(list.map((s) => s.rssPeak))), 1),
+      rssIdleMiB: round(median(nonNull(list.map((s) => s.rssIdle))), 1),
+      cpuUsPerReq: round(median(nonNull(list.map((s) => s.cpuUs))), 1),
       rounds: list.map((s) => Math.round(s.load.reqPerSec)),
       ...(skip ? { skipped: skip } : {}),
       ...(notes.length > 0 ? { notes } : {}),
@@ -233,6 +319,165 @@ async function runWorkload(build: Build, workload: WorkloadName): Promise<Worklo
   })
   return { name: workload, servers: rows }
 }
+
+// ---------------------------------------------------------------- scaling curves
+
+/** The open-files limit of this process (and so of its children): `ulimit -n`; Infinity when unlimited or unknown. */
+function fileLimit(): number {
+  const out = spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout?.trim()
+  const value = Number(out)
+  return Number.isFinite(value) && value > 0 ? value : Infinity
+}
+
+interface CurvePointSpec {
+  label: string
+  x: number
+  workload: AnyWorkloadName
+  connections: number
+  /** Why the point cannot run on this machine (the file-descriptor limit). */
+  skip?: string
+}
+
+async function runLoadCurve(build: Build, name: string, points: CurvePointSpec[], checked: Map<string, Verdict>): Promise<LoadCurvePoint[]> {
+  const result: LoadCurvePoint[] = []
+  for (const point of points) {
+    const req = requestOf(point.workload)
+    const jobOf = (server: ServerName): Job => ({
+      workload: point.workload,
+      server,
+      req,
+      connections: point.connections,
+      warmupSec: curveSettings.warmupSec,
+      durationSec: curveSettings.durationSec,
+    })
+    const run = point.skip
+      ? { samples: new Map<ServerName, Sample[]>(), skipped: new Map<ServerName, string>(CURVE_SERVERS.map((s) => [s, point.skip!])), failures: new Map<ServerName, string[]>() }
+      : await rounds(build, jobOf, CURVE_SERVERS, curveSettings.rounds, checked, `${name} ${point.label}`)
+    const sampleOf = (server: CurveServerName): CurveSample => {
+      const list = run.samples.get(server) ?? []
+      const notes = [...(checked.get(`${point.workload}/${server}`)?.notes ?? []), ...(run.failures.get(server) ?? []).map((m) => `round failed: ${m}`)]
+      const bad = list.reduce((sum, s) => sum + s.load.non2xx + s.load.errors, 0)
+      if (bad > 0) notes.push(`${bad} non-2xx answers or errors under load`)
+      const skip = run.skipped.get(server) ?? (list.length === 0 ? 'no successful round' : undefined)
+      const reqPerSec = median(list.map((s) => s.load.reqPerSec))
+      return {
+        reqPerSec: round(reqPerSec, 0),
+        p99Ms: round(median(list.map((s) => s.load.p99Ms)), 2),
+        rssMiB: round(median(nonNull(list.map((s) => s.rssPeak))), 1),
+        cpuUsPerReq: round(median(nonNull(list.map((s) => s.cpuUs))), 1),
+        ...(name === 'uploads' ? { mibPerSec: round(reqPerSec === null ? null : (reqPerSec * req.body.length) / 1024 / 1024, 1) } : {}),
+        rounds: list.map((s) => Math.round(s.load.reqPerSec)),
+        ...(skip ? { skipped: skip } : {}),
+        ...(notes.length > 0 ? { notes } : {}),
+      }
+    }
+    const fa = sampleOf('fastify-actions')
+    const bare = sampleOf('fastify-bare')
+    result.push({
+      label: point.label,
+      x: point.x,
+      workload: point.workload,
+      connections: point.connections,
+      servers: { 'fastify-actions': fa, 'fastify-bare': bare },
+      ratio: {
+        reqPerSec: quotient(fa.reqPerSec, bare.reqPerSec),
+        p99Ms: quotient(fa.p99Ms, bare.p99Ms),
+        rssMiB: quotient(fa.rssMiB, bare.rssMiB),
+        ...(name === 'uploads' ? { mibPerSec: quotient(fa.mibPerSec, bare.mibPerSec) } : {}),
+      },
+    })
+  }
+  return result
+}
+
+const BOOT_SIZES = [10, 1_000, 10_000]
+
+/** Boot to ready and RSS after ready, each boot in a fresh process (bench/boot.ts), the servers taking turns. */
+async function runBootCurve(build: Build): Promise<BootCurvePoint[]> {
+  const points: BootCurvePoint[] = []
+  for (const actions of BOOT_SIZES) {
+    const got = new Map<CurveServerName, BootSample[]>()
+    const errors = new Map<CurveServerName, string>()
+    for (let r = 0; r < curveSettings.rounds; r++) {
+      const order = CURVE_SERVERS.map((_, i) => CURVE_SERVERS[(i + r) % CURVE_SERVERS.length])
+      for (const server of order) {
+        process.stderr.write(`  boot ${actions} actions round ${r + 1}/${curveSettings.rounds}: ${server} ... `)
+        const proc = spawnNode([join(build.dir, 'bench/boot.js'), server, String(actions)], { core: SERVER_CORE, env: { NODE_ENV: 'production' } })
+        try {
+          const stdout = await waitExit(proc, 5 * 60 * 1000)
+          const sample = JSON.parse(stdout.trim().split('\n').pop() as string) as BootSample
+          ;(got.get(server) ?? got.set(server, []).get(server)!).push(sample)
+          process.stderr.write(`${sample.bootMs} ms, RSS ${sample.rssMiB} MiB\n`)
+        } catch (error) {
+          const message = error instanceof Error ? error.message.slice(0, 300) : String(error)
+          errors.set(server, message)
+          process.stderr.write(`failed: ${message}\n`)
+        } finally {
+          await stop(proc)
+        }
+      }
+    }
+    const of = (server: CurveServerName) => {
+      const list = got.get(server) ?? []
+      const error = errors.get(server)
+      return {
+        bootMs: round(median(list.map((s) => s.bootMs)), 1),
+        processMs: round(median(list.map((s) => s.processMs)), 0),
+        rssMiB: round(median(list.map((s) => s.rssMiB)), 1),
+        heapUsedMiB: round(median(list.map((s) => s.heapUsedMiB)), 1),
+        rounds: list.map((s) => s.bootMs),
+        ...(error ? { error } : {}),
+      }
+    }
+    const fa = of('fastify-actions')
+    const bare = of('fastify-bare')
+    points.push({ actions, servers: { 'fastify-actions': fa, 'fastify-bare': bare }, ratio: { bootMs: quotient(fa.bootMs, bare.bootMs), rssMiB: quotient(fa.rssMiB, bare.rssMiB) } })
+  }
+  return points
+}
+
+async function runCurves(build: Build, checked: Map<string, Verdict>): Promise<CurveResults> {
+  const out: CurveResults = { settings: curveSettings }
+  if (curves.includes('payload')) {
+    out.payload = await runLoadCurve(
+      build,
+      'payload',
+      (['payload-1kb', 'payload-64kb', 'payload-1mb'] as const).map((workload) => {
+        const bytes = requestOf(workload).body.length
+        return { label: workload.replace('payload-', '').toUpperCase().replace('KB', ' KiB').replace('MB', ' MiB'), x: bytes, workload, connections: settings.connections }
+      }),
+      checked,
+    )
+  }
+  if (curves.includes('connections')) {
+    const limit = fileLimit()
+    out.connections = await runLoadCurve(
+      build,
+      'connections',
+      [10, 100, 1000].map((connections) => ({
+        label: `${connections} connections`,
+        x: connections,
+        workload: 'execute-small',
+        connections,
+        // Each connection is a descriptor in the load process and one in the server; keep room for the rest.
+        ...(connections + 256 > limit ? { skip: `open-files limit ${limit} is below ${connections + 256}: raise it (ulimit -n)` } : {}),
+      })),
+      checked,
+    )
+  }
+  if (curves.includes('uploads')) {
+    out.uploads = await runLoadCurve(
+      build,
+      'uploads',
+      [1, 8, 32].map((streams) => ({ label: `${streams} stream${streams === 1 ? '' : 's'}`, x: streams, workload: 'upload-10mb', connections: streams })),
+      checked,
+    )
+  }
+  if (curves.includes('boot')) out.boot = await runBootCurve(build)
+  return out
+}
+
+// ---------------------------------------------------------------- micro, machine, docs
 
 async function runMicro(build: Build): Promise<MicroResult | { error: string }> {
   const file = join(build.dir, 'micro.json')
@@ -260,18 +505,51 @@ function machineInfo(): Machine {
   }
 }
 
-/** Replaces the generated part of docs/benchmarks.md, between its two markers. */
-function publishDocs(results: BenchResults): void {
-  writeFileSync(join(ROOT, 'docs/benchmarks.svg'), renderSvg(results))
+/** Replaces the part of docs/benchmarks.md between `<!-- name:start -->` and `<!-- name:end -->`. */
+function replaceSection(name: string, content: string): void {
   const page = join(ROOT, 'docs/benchmarks.md')
   if (!existsSync(page)) return
   const text = readFileSync(page, 'utf8')
-  const start = '<!-- results:start -->'
-  const end = '<!-- results:end -->'
+  const start = `<!-- ${name}:start -->`
+  const end = `<!-- ${name}:end -->`
   const from = text.indexOf(start)
   const to = text.indexOf(end)
   if (from === -1 || to === -1) return
-  writeFileSync(page, `${text.slice(0, from + start.length)}\n${renderMarkdown(results)}\n${text.slice(to)}`)
+  writeFileSync(page, `${text.slice(0, from + start.length)}\n${content}\n${text.slice(to)}`)
+}
+
+const readResults = (file: string): BenchResults | undefined => (existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResults) : undefined)
+
+/**
+ * A complete run publishes: the Node 20 run (`main`) the chart and the results section, either run the
+ * Node-versions section, regenerated from both result files so neither run erases the other.
+ */
+function publishDocs(as: 'main' | 'node24', results: BenchResults): void {
+  if (as === 'main') {
+    writeFileSync(join(ROOT, 'docs/benchmarks.svg'), renderSvg(results))
+    replaceSection('results', renderMarkdown(results))
+  }
+  replaceSection('node-versions', renderVersions(readResults(RESULTS.main), readResults(RESULTS.node24)))
+}
+
+/** `npm run bench:check`: the ratio of execute-small req/s, median of the per-round ratios; false below CHECK_MIN. */
+function checkVerdict(results: BenchResults): boolean {
+  const rows = results.workloads.find((w) => w.name === 'execute-small')?.servers ?? []
+  const fa = rows.find((s) => s.name === 'fastify-actions')
+  const bare = rows.find((s) => s.name === 'fastify-bare')
+  if (!fa?.reqPerSec || !bare?.reqPerSec || fa.rounds.length !== bare.rounds.length) {
+    process.stdout.write(`bench:check: no comparison (fastify-actions: ${fa?.skipped ?? 'no result'}, fastify-bare: ${bare?.skipped ?? 'no result'})\n`)
+    return false
+  }
+  const perRound = fa.rounds.map((value, i) => value / bare.rounds[i])
+  const ratio = median(perRound)!
+  const ok = ratio >= CHECK_MIN
+  process.stdout.write(
+    `\nbench:check: execute-small, fastify-actions at ${ratio.toFixed(3)}× fastify-bare req/s (rounds ${perRound.map((r) => r.toFixed(3)).join(', ')}; ` +
+      `medians ${fa.reqPerSec} vs ${bare.reqPerSec} req/s; CPU ${fa.cpuUsPerReq} vs ${bare.cpuUsPerReq} µs/req)\n` +
+      `bench:check: ${ok ? 'ok' : 'BELOW'}: the floor is ${CHECK_MIN}× (BENCH_CHECK_MIN); load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}\n`,
+  )
+  return ok
 }
 
 let currentBuild: Build | undefined
@@ -279,22 +557,29 @@ let currentBuild: Build | undefined
 async function main(): Promise<void> {
   const machine = machineInfo()
   process.stderr.write(
-    `fastify-actions bench: ${machine.cpus} cores, load average ${machine.loadAverageStart.join(' ')}, ` +
+    `fastify-actions bench${check ? ' (check)' : ''}: Node ${process.version}, ${machine.cpus} cores, load average ${machine.loadAverageStart.join(' ')}, ` +
       `${canPin ? `servers on core ${SERVER_CORE}, autocannon on core ${LOAD_CORE}` : 'not pinned (taskset or a second core missing)'}\n`,
   )
   const build = (currentBuild = buildProject(ROOT))
   try {
     const results: BenchResults = { machine, settings, workloads: [] }
-    for (const workload of workloads) results.workloads.push(await runWorkload(build, workload))
-    if (env.BENCH_MICRO !== '0') {
+    const checked = new Map<string, Verdict>()
+    for (const workload of workloads) results.workloads.push(await runWorkload(build, workload, checked))
+    if (runMicroBench) {
       process.stderr.write('  micro-benchmarks (boot, dispatch, fetch vs inject) ...\n')
       results.micro = await runMicro(build)
+    }
+    if (curves.length > 0) {
+      process.stderr.write(`  scaling curves (${curves.join(', ')}): ${curveSettings.rounds} round(s) × ${curveSettings.durationSec} s after ${curveSettings.warmupSec} s per point and server\n`)
+      results.curves = await runCurves(build, checked)
     }
     machine.loadAverageEnd = loadavg().map((v) => Math.round(v * 100) / 100)
     mkdirSync(dirname(outFile), { recursive: true })
     writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`)
-    if (publish) publishDocs(results)
-    process.stdout.write(`${renderText(results)}\n\nResults: ${outFile}${publish ? ', docs/benchmarks.svg, docs/benchmarks.md' : ''}\n`)
+    if (publishAs) publishDocs(publishAs, results)
+    const published = publishAs === 'main' ? ', docs/benchmarks.svg, docs/benchmarks.md' : publishAs === 'node24' ? ', docs/benchmarks.md (Node versions)' : ''
+    process.stdout.write(`${renderText(results)}\n\nResults: ${outFile}${published}\n`)
+    if (check && !checkVerdict(results)) process.exitCode = 1
   } finally {
     killAll()
     build.remove()

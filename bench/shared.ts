@@ -27,10 +27,37 @@ export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
 
 export const WORKLOADS = ['execute-small', 'execute-output', 'execute-hooks', 'explore-all', 'execute-protected', 'upload-1mb', 'mcp-call'] as const
 export type WorkloadName = (typeof WORKLOADS)[number]
+/**
+ * Workloads of the scaling curves only (`BENCH_CURVES`): never in the workload table, served by
+ * fastify-actions and fastify-bare alone. `payload-*` echo a JSON payload of about 1 KiB, 64 KiB and
+ * 1 MiB (both servers with a 4 MiB body limit); `upload-10mb` is upload-1mb with a 10 MiB file (both
+ * servers with a 16 MiB file limit).
+ */
+export const CURVE_WORKLOADS = ['payload-1kb', 'payload-64kb', 'payload-1mb', 'upload-10mb'] as const
+export type CurveWorkloadName = (typeof CURVE_WORKLOADS)[number]
+export type AnyWorkloadName = WorkloadName | CurveWorkloadName
+/** The peers of the scaling curves: fastify-actions against Fastify doing the same work. */
+export const CURVE_SERVERS = ['fastify-actions', 'fastify-bare'] as const
+export type CurveServerName = (typeof CURVE_SERVERS)[number]
+/** The body limit both servers get in the payload workloads (Fastify's default, 1 MiB, is below the 1 MiB payload's request). */
+export const PAYLOAD_BODY_LIMIT = 4 * 1024 * 1024
+/** The request body size each payload workload aims at (the exact size is in `requestOf(...).body.length`). */
+export const PAYLOAD_BYTES: Record<'payload-1kb' | 'payload-64kb' | 'payload-1mb', number> = {
+  'payload-1kb': 1024,
+  'payload-64kb': 64 * 1024,
+  'payload-1mb': 1024 * 1024,
+}
+/** The file of `upload-10mb`, and the per-file limit both servers get for it. */
+export const BIG_UPLOAD = { size: 10 * 1024 * 1024, maxFileSize: 16 * 1024 * 1024 }
+
 /** Workloads only fastify-actions serves: the peers skip them with this reason. */
 export const OWN_ONLY: Partial<Record<WorkloadName, string>> = { 'mcp-call': 'no MCP endpoint (fastify-actions only)' }
 /** Workloads only some peers serve, with the reason the others skip. */
-export const SERVED_BY: Partial<Record<WorkloadName, { servers: readonly string[]; reason: string }>> = {
+export const SERVED_BY: Partial<Record<AnyWorkloadName, { servers: readonly string[]; reason: string }>> = {
+  'payload-1kb': { servers: CURVE_SERVERS, reason: 'scaling curve: fastify-actions vs fastify-bare only' },
+  'payload-64kb': { servers: CURVE_SERVERS, reason: 'scaling curve: fastify-actions vs fastify-bare only' },
+  'payload-1mb': { servers: CURVE_SERVERS, reason: 'scaling curve: fastify-actions vs fastify-bare only' },
+  'upload-10mb': { servers: CURVE_SERVERS, reason: 'scaling curve: fastify-actions vs fastify-bare only' },
   'execute-output': { servers: ['fastify-actions', 'fastify-bare'], reason: 'output-schema serialization: fastify-actions vs the same response schema on fastify-bare' },
 }
 export const SERVERS = ['fastify-actions', 'fastify-bare', 'hono-zod', 'moleculer', 'node-http'] as const
@@ -214,9 +241,45 @@ export function benchToken(): string {
   return signToken({ sub: 'user-1', organizationId: 'org-1', role: 'bench', iat: now, exp: now + 86_400 })
 }
 
+/** One item of a payload workload's list. */
+export interface PayloadItem {
+  id: number
+  name: string
+  done: boolean
+}
+export type Payload = { items: PayloadItem[] }
+
+/**
+ * The payload of a `payload-*` workload: `{ items: [{ id, name, done }, …] }` with as many items as
+ * bring the whole request body to at least the workload's size (1 KiB, 64 KiB or 1 MiB).
+ */
+export function payloadOf(workload: keyof typeof PAYLOAD_BYTES): Payload {
+  const target = PAYLOAD_BYTES[workload]
+  const overhead = JSON.stringify({ intent: 'execute', service: 'tasks', action: 'echo', payload: { items: [] } }).length
+  const items: PayloadItem[] = []
+  let size = overhead
+  for (let id = 1; size < target; id++) {
+    const item = { id, name: `item ${String(id).padStart(7, '0')}`, done: id % 3 === 0 }
+    size += JSON.stringify(item).length + (items.length > 0 ? 1 : 0)
+    items.push(item)
+  }
+  return { items }
+}
+
 /** The one request a workload sends, over and over, to every server. */
-export function requestOf(workload: WorkloadName, token = benchToken()): BenchRequest {
+export function requestOf(workload: AnyWorkloadName, token = benchToken()): BenchRequest {
   switch (workload) {
+    case 'payload-1kb':
+    case 'payload-64kb':
+    case 'payload-1mb':
+      return jsonRequest({ intent: 'execute', service: 'tasks', action: 'echo', payload: payloadOf(workload) })
+    case 'upload-10mb':
+      return {
+        method: 'POST',
+        path: ENDPOINT,
+        headers: { origin: ORIGIN, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+        body: multipartBody({ intent: 'execute', service: 'files', action: 'upload' }, makePng(BIG_UPLOAD.size)),
+      }
     case 'execute-small':
     case 'execute-output':
     case 'execute-hooks':
@@ -241,8 +304,14 @@ export function requestOf(workload: WorkloadName, token = benchToken()): BenchRe
 }
 
 /** The exact body every server must answer to `requestOf(workload)`. */
-export function expectedBody(workload: WorkloadName): string {
+export function expectedBody(workload: AnyWorkloadName): string {
   switch (workload) {
+    case 'payload-1kb':
+    case 'payload-64kb':
+    case 'payload-1mb':
+      return JSON.stringify(envelope(true, executed('tasks', 'echo'), payloadOf(workload)))
+    case 'upload-10mb':
+      return JSON.stringify(envelope(true, executed('files', 'upload'), { name: UPLOAD.name, size: BIG_UPLOAD.size, type: UPLOAD.type }))
     case 'execute-small':
     case 'execute-output':
     case 'execute-hooks':
@@ -263,6 +332,14 @@ export function expectedBody(workload: WorkloadName): string {
 export function workloadFromEnv(): WorkloadName {
   const name = process.env.BENCH_WORKLOAD as WorkloadName | undefined
   if (!name || !WORKLOADS.includes(name)) throw new Error(`BENCH_WORKLOAD must be one of ${WORKLOADS.join(', ')}`)
+  return name
+}
+
+/** The workload a fastify-actions or fastify-bare process was started for: the curves' workloads too. */
+export function anyWorkloadFromEnv(): AnyWorkloadName {
+  const name = process.env.BENCH_WORKLOAD as AnyWorkloadName | undefined
+  const all: readonly string[] = [...WORKLOADS, ...CURVE_WORKLOADS]
+  if (!name || !all.includes(name)) throw new Error(`BENCH_WORKLOAD must be one of ${all.join(', ')}`)
   return name
 }
 

@@ -1,15 +1,26 @@
 /** fastify-actions itself: `createServer` with its default plugins, one process per workload. */
 import Type from 'typebox'
 import { createAction, createServer, Err, Ok, type Action, type ServerConfig, type Service } from '../../lib/index.js'
-import { announce, hookSteps, JWT_SECRET, ORIGIN, SERVICE_LISTING, UPLOAD_ALLOW, workloadFromEnv } from '../shared.js'
+import { announce, anyWorkloadFromEnv, BIG_UPLOAD, hookSteps, JWT_SECRET, ORIGIN, PAYLOAD_BODY_LIMIT, SERVICE_LISTING, UPLOAD_ALLOW } from '../shared.js'
 
-const workload = workloadFromEnv()
+const workload = anyWorkloadFromEnv()
+const payloadWorkload = workload === 'payload-1kb' || workload === 'payload-64kb' || workload === 'payload-1mb'
 const Task = Type.Object({ title: Type.String({ minLength: 1 }), count: Type.Integer({ minimum: 0 }) })
 type Task = { title: string; count: number }
 const hook = (action: string, isCritical: boolean) => ({ service: 'tasks', action, isCritical })
 
-const echo =
-  workload === 'execute-output'
+const Items = Type.Object({
+  items: Type.Array(Type.Object({ id: Type.Integer({ minimum: 1 }), name: Type.String({ minLength: 1 }), done: Type.Boolean() })),
+})
+
+const echo = payloadWorkload
+  ? createAction({
+      name: 'echo',
+      description: 'Echoes a list of items',
+      validation: Items,
+      handler: (data) => Ok({ items: data.items }),
+    })
+  : workload === 'execute-output'
     ? createAction({
         name: 'echo',
         description: 'Echoes a task, serialized through its output schema',
@@ -90,6 +101,8 @@ const config: ServerConfig = {
     uploads: { allow: UPLOAD_ALLOW },
   },
 }
+if (payloadWorkload) config.rest!.bodyLimit = PAYLOAD_BODY_LIMIT
+if (workload === 'upload-10mb') config.rest!.uploads = { allow: UPLOAD_ALLOW, limits: { maxFileSize: BIG_UPLOAD.maxFileSize } }
 if (workload === 'execute-protected') config.auth = { secret: JWT_SECRET }
 if (workload === 'mcp-call') config.rest!.mcp = { enabled: true }
 if (workload === 'execute-hooks') {

@@ -5,6 +5,8 @@ import fastifyJwt from '@fastify/jwt'
 import multipart from '@fastify/multipart'
 import {
   announce,
+  anyWorkloadFromEnv,
+  BIG_UPLOAD,
   checkUpload,
   ENDPOINT,
   envelope,
@@ -13,16 +15,18 @@ import {
   hookSteps,
   JWT_SECRET,
   ORIGIN,
+  PAYLOAD_BODY_LIMIT,
   UPLOAD,
-  workloadFromEnv,
   type Envelope,
 } from '../shared.js'
 
-const workload = workloadFromEnv()
+const workload = anyWorkloadFromEnv()
 type Task = { title: string; count: number }
 type Body = { intent: string; service: string; action: string; payload: Task }
 
-const app = Fastify({ logger: false })
+// The payload curve's 1 MiB payload needs more than Fastify's default 1 MiB: both servers get 4 MiB there.
+const payloadWorkload = workload === 'payload-1kb' || workload === 'payload-64kb' || workload === 'payload-1mb'
+const app = Fastify({ logger: false, ...(payloadWorkload ? { bodyLimit: PAYLOAD_BODY_LIMIT } : {}) })
 await app.register(cors, {
   origin: [ORIGIN],
   credentials: true,
@@ -109,8 +113,33 @@ switch (workload) {
   case 'explore-all':
     app.post(ENDPOINT, { schema: { body: bodyOf('explore', '*', '*', { type: 'object' }) } }, async () => exploreAll())
     break
+  case 'payload-1kb':
+  case 'payload-64kb':
+  case 'payload-1mb': {
+    // The same body schema as the fastify-actions action; no response schema on either (both JSON.stringify).
+    const items = {
+      type: 'object',
+      required: ['items'],
+      properties: {
+        items: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'name', 'done'],
+            properties: { id: { type: 'integer', minimum: 1 }, name: { type: 'string', minLength: 1 }, done: { type: 'boolean' } },
+          },
+        },
+      },
+    }
+    app.post(ENDPOINT, { schema: { body: bodyOf('execute', 'tasks', 'echo', items) } }, (request) => {
+      const { payload } = request.body as { payload: { items: unknown[] } }
+      return envelope(true, executed('tasks', 'echo'), { items: payload.items })
+    })
+    break
+  }
   case 'upload-1mb':
-    await app.register(multipart, { limits: { fileSize: 10 * 1024 * 1024, files: 10 } })
+  case 'upload-10mb':
+    await app.register(multipart, { limits: { fileSize: workload === 'upload-10mb' ? BIG_UPLOAD.maxFileSize : 10 * 1024 * 1024, files: 10 } })
     app.post(ENDPOINT, async (request, reply) => {
       const fields: Record<string, string> = {}
       let file: { name: string; size: number; type: string } | undefined

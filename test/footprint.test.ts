@@ -22,6 +22,8 @@ export function initialize(data) { port = data.port }
 export async function resolve(specifier, context, next) {
   const found = await next(specifier, context)
   if (found.url.includes('/typebox/build/')) port.postMessage(found.url.slice(found.url.indexOf('/typebox/build/') + 15))
+  const drizzle = found.url.lastIndexOf('/node_modules/drizzle-orm/')
+  if (drizzle !== -1) port.postMessage('drizzle-orm/' + found.url.slice(drizzle + 26))
   const at = found.url.lastIndexOf('/node_modules/@fastify/')
   if (at !== -1) port.postMessage(found.url.slice(at + 14).split('/').slice(0, 2).join('/'))
   return found
@@ -79,4 +81,14 @@ t.test('auth, rate limiting and load shedding load their packages only when they
   const on = await runProbe(t, { rateLimiting: { limitingHeader: 'x-api-key', limit: 1000 }, underPressure: true }, { auth: { secret: 'footprint-secret-of-at-least-32-bytes!' } })
   t.same(OPTIONAL.filter((name) => !on.loaded.includes(name)), [], 'all of them when on')
   t.same(on.answers[0], [200, { status: true, message: "Action 's.echo' executed", data: { n: 1 } }])
+})
+
+t.test('without a database the data helpers load a few Drizzle modules, never its entry points', async (t) => {
+  const { answers, loaded } = await runProbe(t)
+  t.same(answers[0][0], 200)
+  const drizzle = loaded.filter((path) => path.startsWith('drizzle-orm/'))
+  t.ok(drizzle.includes('drizzle-orm/entity.js'), 'the probe sees Drizzle modules')
+  // Each module of 'drizzle-orm' or 'drizzle-orm/pg-core' costs a read of Drizzle's 180 KB package.json on Node 24.
+  t.same(drizzle.filter((path) => ['drizzle-orm/index.js', 'drizzle-orm/relations.js', 'drizzle-orm/pg-core/index.js', 'drizzle-orm/pg-core/db.js', 'drizzle-orm/utils.js'].includes(path)), [])
+  t.ok(drizzle.length < 60, `${drizzle.length} Drizzle modules (through the entry points: over 100)`)
 })

@@ -1,5 +1,7 @@
 /** The row operations of a model (create, read, update, delete, their transaction variants), as functions over its ModelParts. */
-import { desc, eq, type SQL } from 'drizzle-orm'
+import type { SQL } from 'drizzle-orm'
+import { eq } from 'drizzle-orm/sql/expressions/conditions'
+import { desc } from 'drizzle-orm/sql/expressions/select'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import { messages } from '../messages.js'
 import { Ok, type Result } from '../result.js'

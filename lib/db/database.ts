@@ -1,12 +1,11 @@
-import { is } from 'drizzle-orm'
-import { PgDatabase } from 'drizzle-orm/pg-core'
+import { isEntity } from './entity.js'
 import { getContext } from '../context.js'
 import { ErrNoDatabase } from '../errors.js'
 import type { DBX } from './types.js'
 
 /** True for a Drizzle PostgreSQL database or transaction (pglite, node-postgres, …). */
 export function isDatabase(value: unknown): value is DBX {
-  return is(value, PgDatabase)
+  return isEntity(value, 'PgDatabase')
 }
 
 /** `getContext().resources.database` when it is a Drizzle PostgreSQL database; undefined before `createServer` or when unset. */

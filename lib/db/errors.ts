@@ -1,4 +1,4 @@
-import { DrizzleQueryError } from 'drizzle-orm'
+import { DrizzleQueryError } from 'drizzle-orm/errors'
 import { errorMessage } from '../diagnostics.js'
 
 /**

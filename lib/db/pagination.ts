@@ -1,5 +1,7 @@
 /** `findPaginated`: one page of a model's rows, by offset or by cursor. */
-import { count, desc, lt } from 'drizzle-orm'
+import { lt } from 'drizzle-orm/sql/expressions/conditions'
+import { desc } from 'drizzle-orm/sql/expressions/select'
+import { count } from 'drizzle-orm/sql/functions/aggregate'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import { messages } from '../messages.js'
 import { Ok, type Result } from '../result.js'

@@ -1,4 +1,7 @@
-import { Relations, Table, getTableColumns, is, type Column } from 'drizzle-orm'
+import type { Column } from 'drizzle-orm'
+import { is } from 'drizzle-orm/entity'
+import { Table } from 'drizzle-orm/table'
+import { isEntity, tableColumns } from './entity.js'
 import Type, { type TSchema } from 'typebox'
 import { ErrNotATable, ErrRelationSchema } from '../errors.js'
 import type { TableSchemas } from './types.js'
@@ -110,9 +113,9 @@ function nullable(column: Column, schema: TSchema): TSchema {
 }
 
 function columnsOf(table: unknown): Record<string, Column> {
-  if (is(table, Relations)) throw new ErrRelationSchema()
+  if (isEntity(table, 'Relations')) throw new ErrRelationSchema()
   if (!is(table, Table)) throw new ErrNotATable()
-  return getTableColumns(table)
+  return tableColumns(table)
 }
 
 /**

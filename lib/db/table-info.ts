@@ -1,5 +1,8 @@
 /** Table introspection for models: the id and creation keys, date columns, the newest-first order, key parsing. */
-import { desc, getTableColumns, getTableName, type Column, type SQL } from 'drizzle-orm'
+import type { Column, SQL } from 'drizzle-orm'
+import { desc } from 'drizzle-orm/sql/expressions/select'
+import { getTableName } from 'drizzle-orm/table'
+import { tableColumns } from './entity.js'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import type { TSchema } from 'typebox'
 import { Compile, type XSchema } from 'typebox/schema'
@@ -41,7 +44,7 @@ export function findCreatedKey(columns: Record<string, Column>): string | undefi
 
 /** Reads the table's columns; throws `ErrNoIdColumn` when no column identifies a row. */
 export function describeTable(table: PgTable): TableInfo {
-  const columns = getTableColumns(table) as Record<string, Column>
+  const columns = tableColumns(table)
   const idKey = findIdKey(columns)
   if (!idKey) throw new ErrNoIdColumn(getTableName(table))
   const idColumn = columns[idKey]

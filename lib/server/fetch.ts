@@ -31,18 +31,22 @@ export function createFetch(app: FastifyInstance): FetchFunction {
 }
 
 function toResponse(response: LightMyRequestResponse, method: string | undefined): Response {
-  const responseHeaders = new Headers()
-  for (const [name, value] of Object.entries(response.headers)) {
-    if (value === undefined) continue
-    if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item)
-    else responseHeaders.set(name, String(value))
-  }
   const raw = response.rawPayload
   const body =
     nullBodyStatus.has(response.statusCode) || method === 'HEAD'
       ? null
       : new Uint8Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength)
-  return new Response(body, { status: response.statusCode, statusText: response.statusMessage, headers: responseHeaders })
+  const answer = new Response(body, { status: response.statusCode, statusText: response.statusMessage })
+  // Filled in place: a `Headers` passed in `init` would be built, then copied entry by entry.
+  const responseHeaders = answer.headers
+  const injected = response.headers
+  for (const name in injected) {
+    const value = injected[name]
+    if (value === undefined) continue
+    if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item)
+    else responseHeaders.set(name, String(value))
+  }
+  return answer
 }
 
 const directKeys = new Set(['method', 'headers', 'body'])

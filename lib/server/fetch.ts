@@ -31,11 +31,7 @@ export function createFetch(app: FastifyInstance): FetchFunction {
 }
 
 function toResponse(response: LightMyRequestResponse, method: string | undefined): Response {
-  const raw = response.rawPayload
-  const body =
-    nullBodyStatus.has(response.statusCode) || method === 'HEAD'
-      ? null
-      : new Uint8Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength)
+  const body = nullBodyStatus.has(response.statusCode) || method === 'HEAD' ? null : byteStreamOf(response.rawPayload)
   const answer = new Response(body, { status: response.statusCode, statusText: response.statusMessage })
   // Filled in place: a `Headers` passed in `init` would be built, then copied entry by entry.
   const responseHeaders = answer.headers
@@ -47,6 +43,22 @@ function toResponse(response: LightMyRequestResponse, method: string | undefined
     else responseHeaders.set(name, String(value))
   }
   return answer
+}
+
+/**
+ * The body as the byte stream `new Response(bytes)` would make, but filled and closed up front: a
+ * Response over a byte source builds the same kind of stream and fills it on the first read, a pull
+ * and a microtask later. The bytes are copied, as `new Response` copies them: enqueueing transfers
+ * (detaches) the buffer, and the payload's may be shared.
+ */
+function byteStreamOf(raw: Buffer): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    type: 'bytes',
+    start(controller) {
+      if (raw.byteLength > 0) controller.enqueue(new Uint8Array(raw))
+      controller.close()
+    },
+  })
 }
 
 const directKeys = new Set(['method', 'headers', 'body'])

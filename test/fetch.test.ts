@@ -175,9 +175,23 @@ t.test('app.fetch sends the same request through the fast path and through new R
     ['/echo', { method: 'PATCH', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([1, 2, 3]).subarray(1) }],
     ['/echo', { method: 'DELETE', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([9, 8]).buffer }],
     ['/echo', { method: 'OPTIONS' }],
+    ['/echo', {}],
+    ['/echo?', {}],
+    ["/echo?it's=1&a=(b)", {}],
+    ["http://localhost/echo/it's/x?q=1", {}],
+    ['/echo/./x/../', {}],
+    ['/echo/%2e%2E/echo', {}],
+    ['//echo', {}],
+    ['/echo/a//b.c/d.', {}],
+    ['http://localhost/echo?x=%zz&y=?/', {}],
+    ['http://LOCALHOST/echo', {}],
+    ['/echo', { headers: Object.assign(Object.create(null), { 'x-null-proto': 'yes' }) }],
+    ['/echo', { headers: { 'x-number': 5 } as unknown as HeadersInit }],
+    ['/echo', { headers: { 'content-type': 'text/plain', b: '2', a: '1' }, method: 'POST', body: 'sorted' }],
+    ['/echo', { headers: { zz: 'last', b: '2' }, method: 'POST', body: 'default type sorted in' }],
   ]
   for (const [input, init] of cases) {
-    const direct = await app.fetch(input, init)
+    const direct = Object.keys(init).length === 0 ? await app.fetch(input) : await app.fetch(input, init)
     const absolute = input.startsWith('/') ? `http://localhost${input}` : input
     const viaRequest = await app.fetch(new Request(absolute, init))
     const label = `${init.method ?? 'GET'} ${input} ${JSON.stringify(init.headers instanceof Headers ? [...init.headers] : init.headers ?? null)}`
@@ -188,5 +202,6 @@ t.test('app.fetch sends the same request through the fast path and through new R
   t.same(custom.map((settled) => settled.status), ['rejected', 'rejected'], 'a method inject does not know is refused both ways')
   await t.rejects(app.fetch('/echo', { headers: { 'x-bad': 'caf\u20ac' } }), TypeError, 'a header value beyond Latin-1 throws, as new Request does')
   await t.rejects(app.fetch('/echo', { headers: { 'bad name': 'v' } }), TypeError, 'an invalid header name throws')
+  await t.rejects(app.fetch('/echo', { headers: { [Symbol('x')]: 'v' } as unknown as HeadersInit }), TypeError, 'a symbol header name throws')
   await t.rejects(app.fetch('/echo', { headers: { 'x-bad': 'a\r\nb' } }), TypeError, 'a header value with CR LF throws')
 })

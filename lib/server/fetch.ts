@@ -10,7 +10,7 @@ const nullBodyStatus = new Set([101, 103, 204, 205, 304])
  */
 export function createFetch(app: FastifyInstance): FetchFunction {
   return async function fetch(input, init) {
-    const direct = init !== undefined && !(input instanceof Request) ? injectOptionsOf(input, init) : undefined
+    const direct = input instanceof Request ? undefined : injectOptionsOf(input, init ?? {})
     return direct ? toResponse(await app.inject(direct), direct.method) : viaRequest(input, init)
   }
 
@@ -31,18 +31,34 @@ export function createFetch(app: FastifyInstance): FetchFunction {
 }
 
 function toResponse(response: LightMyRequestResponse, method: string | undefined): Response {
-  const responseHeaders = new Headers()
-  for (const [name, value] of Object.entries(response.headers)) {
+  const body = nullBodyStatus.has(response.statusCode) || method === 'HEAD' ? null : byteStreamOf(response.rawPayload)
+  const answer = new Response(body, { status: response.statusCode, statusText: response.statusMessage })
+  // Filled in place: a `Headers` passed in `init` would be built, then copied entry by entry.
+  const responseHeaders = answer.headers
+  const injected = response.headers
+  for (const name in injected) {
+    const value = injected[name]
     if (value === undefined) continue
     if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item)
     else responseHeaders.set(name, String(value))
   }
-  const raw = response.rawPayload
-  const body =
-    nullBodyStatus.has(response.statusCode) || method === 'HEAD'
-      ? null
-      : new Uint8Array(raw.buffer as ArrayBuffer, raw.byteOffset, raw.byteLength)
-  return new Response(body, { status: response.statusCode, statusText: response.statusMessage, headers: responseHeaders })
+  return answer
+}
+
+/**
+ * The body as the byte stream `new Response(bytes)` would make, but filled and closed up front: a
+ * Response over a byte source builds the same kind of stream and fills it on the first read, a pull
+ * and a microtask later. The bytes are copied, as `new Response` copies them: enqueueing transfers
+ * (detaches) the buffer, and the payload's may be shared.
+ */
+function byteStreamOf(raw: Buffer): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    type: 'bytes',
+    start(controller) {
+      if (raw.byteLength > 0) controller.enqueue(new Uint8Array(raw))
+      controller.close()
+    },
+  })
 }
 
 const directKeys = new Set(['method', 'headers', 'body'])
@@ -82,18 +98,74 @@ function injectOptionsOf(input: string | URL, init: RequestInit): (InjectOptions
       return undefined
     }
   }
-  let url: URL
-  try {
-    url = new URL(toUrl(input))
-  } catch {
-    return undefined
+  let path: string
+  let authority: string
+  const simple = typeof input === 'string' ? simpleUrl.exec(input) : null
+  if (simple !== null) {
+    path = simple[1]
+    authority = 'localhost'
+  } else {
+    let url: URL
+    try {
+      url = new URL(toUrl(input))
+    } catch {
+      return undefined
+    }
+    if (url.username !== '' || url.password !== '') return undefined
+    path = url.pathname + url.search
+    authority = url.host
   }
-  if (url.username !== '' || url.password !== '') return undefined
-  const headerList = new Headers(init.headers)
-  if (defaultType !== undefined && !headerList.has('content-type')) headerList.set('content-type', defaultType)
+  let headers = simpleHeaders(init.headers)
+  if (headers === undefined) {
+    const headerList = new Headers(init.headers)
+    headers = {}
+    for (const [name, value] of headerList) headers[name] = value
+  }
+  if (defaultType !== undefined && headers['content-type'] === undefined) headers = withHeader(headers, 'content-type', defaultType)
+  return { method, url: path, headers, authority, payload }
+}
+
+/**
+ * A bare path or an `http://localhost` URL that `new URL` would hand back unchanged: no dot segment,
+ * no percent-escape in the path, nothing to encode, no fragment, no empty query. Answers the path
+ * and query; anything else is parsed by `new URL`.
+ */
+const simpleUrl = /^(?:http:\/\/localhost)?(\/(?![.\/])(?:[\w\-~!$&'()*+,;=:@]|\/(?!\.)|\.)*(?:\?[\w\-.~!$&()*+,;=:@\/?%]+)?)$/
+
+const headerName = /^[a-z0-9!#$%&'*+\-.^_`|~]+$/
+// Printable ASCII with no leading or trailing space: what `Headers` keeps as it is.
+const headerValue = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/
+
+/**
+ * A plain-object `headers` whose names are lower-case tokens and whose values `Headers` would keep
+ * unchanged, copied in the order `Headers` iterates (sorted by name). Anything else (other casing,
+ * padding, non-ASCII, non-string values, arrays, a Headers) answers undefined and goes through `Headers`.
+ */
+function simpleHeaders(given: HeadersInit | undefined): Record<string, string> | undefined {
+  if (given === undefined) return {}
+  if (given === null || typeof given !== 'object') return undefined
+  const proto = Object.getPrototypeOf(given)
+  if (proto !== Object.prototype && proto !== null) return undefined
+  const record = given as Record<string, unknown>
+  if (Object.getOwnPropertySymbols(record).length > 0) return undefined
+  const entries = Object.entries(record)
+  for (const [name, value] of entries) {
+    if (typeof value !== 'string' || !headerName.test(name) || !headerValue.test(value)) return undefined
+  }
+  entries.sort(byName)
   const headers: Record<string, string> = {}
-  for (const [name, value] of headerList) headers[name] = value
-  return { method, url: url.pathname + url.search, headers, authority: url.host, payload }
+  for (const [name, value] of entries) headers[name] = value as string
+  return headers
+}
+
+const byName = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : 1)
+
+/** `headers` with one more, kept in sorted order as `Headers` would iterate it. */
+function withHeader(headers: Record<string, string>, name: string, value: string): Record<string, string> {
+  const names = [...Object.keys(headers), name].sort()
+  const sorted: Record<string, string> = {}
+  for (const key of names) sorted[key] = key === name ? value : headers[key]
+  return sorted
 }
 
 function toUrl<T extends Request | string | URL>(input: T): T | string {

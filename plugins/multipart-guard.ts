@@ -228,14 +228,18 @@ class MultipartScanner {
   private partHeaders(data: Buffer, at: number): number | undefined {
     const room = MULTIPART_PART_OVERHEAD + CRLFCRLF.length - this.headerLength
     const piece = data.subarray(at, at + room)
-    this.header.push(piece)
     const before = this.headerLength
+    // A block that starts in this chunk is read in place; one that began in an earlier chunk is joined.
+    let block = piece
+    if (before > 0) {
+      this.header.push(piece)
+      block = Buffer.concat(this.header)
+    }
     this.headerLength += piece.length
-    const block = Buffer.concat(this.header)
     const end = block.indexOf(CRLFCRLF, Math.max(0, before - CRLFCRLF.length + 1))
     if (end < 0) {
       if (this.headerLength >= MULTIPART_PART_OVERHEAD + CRLFCRLF.length) return this.refuse(fail.multipartPartInvalid(messages.partReasons.headersTooLarge))
-      this.header = [block]
+      this.header = [before > 0 ? block : Buffer.from(piece)]
       return at + piece.length
     }
     const kind = classify(block.subarray(0, end).toString('latin1'))

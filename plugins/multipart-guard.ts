@@ -26,6 +26,7 @@ export interface MultipartGuard {
 
 type Phase = 'preamble' | 'delimiter' | 'headers' | 'body' | 'epilogue'
 
+const CRLF = Buffer.from('\r\n')
 const CRLFCRLF = Buffer.from('\r\n\r\n')
 const LINE_BREAK = /[\r\n]/
 
@@ -117,10 +118,18 @@ class MultipartScanner {
   private partName = ''
   private header: Buffer[] = []
   private headerLength = 0
-  // The first delimiter may open the body without its CRLF: scan as if one came first (busboy does).
-  private pending: Buffer = Buffer.from('\r\n')
-  /** The end of a preamble or part body that may begin a delimiter: checked against the next chunk's start. */
-  private tail: Buffer = EMPTY
+  /** Fewer than the two bytes after a delimiter that say what follows, when a chunk ended there (rare and small). */
+  private pending: Buffer = EMPTY
+  /**
+   * The end of a preamble or part body that may begin a delimiter: checked against the next chunk's
+   * start. The first delimiter may open the body without its CRLF: scan as if one came first (busboy
+   * does), counted with the preamble as before, and found through the same small window.
+   */
+  private tail: Buffer = CRLF
+  /** Where a kept tail is copied: allocated once, not per chunk. */
+  private readonly tailStore: Buffer
+  /** A kept tail and the next chunk's first delimiter length of bytes, side by side. */
+  private readonly window: Buffer
   private stopped = false
 
   constructor(
@@ -131,6 +140,8 @@ class MultipartScanner {
   ) {
     this.delimiter = Buffer.from(`\r\n--${boundary}`)
     this.fieldLimit = settings.limits.maxFieldSize + this.delimiter.length
+    this.tailStore = Buffer.allocUnsafe(this.delimiter.length)
+    this.window = Buffer.allocUnsafe(2 * this.delimiter.length)
   }
 
   /** The request's `data` listener. */
@@ -156,7 +167,9 @@ class MultipartScanner {
   private acrossChunks(chunk: Buffer): number | undefined {
     const tail = this.tail
     this.tail = EMPTY
-    const found = Buffer.concat([tail, chunk.subarray(0, this.delimiter.length)]).indexOf(this.delimiter)
+    tail.copy(this.window, 0)
+    chunk.copy(this.window, tail.length, 0, this.delimiter.length)
+    const found = this.window.subarray(0, tail.length + this.delimiter.length).indexOf(this.delimiter)
     if (found < 0 || found >= tail.length) return this.spend(tail.length) ? 0 : undefined
     if (!this.spend(found)) return undefined
     this.phase = 'delimiter'
@@ -183,7 +196,8 @@ class MultipartScanner {
       // The tail may be the start of a delimiter: keep it for the next chunk.
       const keep = Math.min(this.delimiter.length - 1, data.length - at)
       if (!this.spend(data.length - keep - at)) return undefined
-      this.tail = Buffer.from(data.subarray(data.length - keep))
+      data.copy(this.tailStore, 0, data.length - keep)
+      this.tail = this.tailStore.subarray(0, keep)
       return undefined
     }
     if (!this.spend(found - at)) return undefined
@@ -214,14 +228,18 @@ class MultipartScanner {
   private partHeaders(data: Buffer, at: number): number | undefined {
     const room = MULTIPART_PART_OVERHEAD + CRLFCRLF.length - this.headerLength
     const piece = data.subarray(at, at + room)
-    this.header.push(piece)
     const before = this.headerLength
+    // A block that starts in this chunk is read in place; one that began in an earlier chunk is joined.
+    let block = piece
+    if (before > 0) {
+      this.header.push(piece)
+      block = Buffer.concat(this.header)
+    }
     this.headerLength += piece.length
-    const block = Buffer.concat(this.header)
     const end = block.indexOf(CRLFCRLF, Math.max(0, before - CRLFCRLF.length + 1))
     if (end < 0) {
       if (this.headerLength >= MULTIPART_PART_OVERHEAD + CRLFCRLF.length) return this.refuse(fail.multipartPartInvalid(messages.partReasons.headersTooLarge))
-      this.header = [block]
+      this.header = [before > 0 ? block : Buffer.from(piece)]
       return at + piece.length
     }
     const kind = classify(block.subarray(0, end).toString('latin1'))

@@ -71,7 +71,22 @@ function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
   return type !== undefined && MULTIPART.test(type)
 }
 
-const send = (reply: FastifyReply, status: number, body: ExternalResponse) => reply.code(status).send(body)
+/*
+ * The endpoint's handlers hand their answer back to Fastify instead of sending it themselves, so it is
+ * written after the request scope (plugins/request-scope.ts) is left: async resources made while
+ * writing (the write itself, the connection's keep-alive timer) would otherwise carry the scope, and
+ * through it the request, its body and its reply, for as long as the connection stays open.
+ */
+type Answer = ExternalResponse | string
+
+/** The status set, the envelope handed back for Fastify to send. */
+const answerWith = (reply: FastifyReply, status: number, body: ExternalResponse): Answer => {
+  reply.code(status)
+  return body
+}
+
+/** A failure's status set, its envelope handed back (what `sendFailure` sends). */
+const failWith = (reply: FastifyReply, failure: Failure): Answer => answerWith(reply, statusOf(failure), errorEnvelope(failure.error, failure.data))
 
 /** The answers of `explore` and `schema`, behind the discovery switch and secret. */
 function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['discovery']) {
@@ -97,16 +112,17 @@ function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, 
  * An `Ok` envelope through the action's compiled output serializer: only declared fields are written.
  * A value that does not match its schema is a 500 (logged), never a partial or leaking body.
  */
-function sendSerialized(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string): FastifyReply {
+function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string): Answer {
   let json: string
   try {
     json = serializer(body)
   } catch (error) {
     const failure = fail.outputMismatch(name, (error as Error).message)
     reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
-    return sendFailure(reply, failure)
+    return failWith(reply, failure)
   }
-  return reply.code(200).type('application/json; charset=utf-8').send(json)
+  reply.code(200).type('application/json; charset=utf-8')
+  return json
 }
 
 /** The path of an action's own route. */
@@ -128,33 +144,33 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
   setupJsonBody(app, options.maxDepth)
   app.setReplySerializer((payload) => toJson(payload) ?? 'null')
 
-  // Not async: an execute waits on the engine's one promise; every other answer is sent at once.
+  // Not async: an execute waits on the engine's one promise; every other answer is handed back at once.
   // `json` is the request's content type when the body was JSON (multipart checks its own).
-  function dispatch(reply: FastifyReply, request: ExternalRequest, json?: string): FastifyReply | Promise<FastifyReply> {
+  function dispatch(reply: FastifyReply, request: ExternalRequest, json?: string): Answer | Promise<Answer> {
     const { intent, service, action, payload } = request
     if (intent !== 'execute') {
       const answer = discover(request)
-      return isFailure(answer) ? sendFailure(reply, answer) : send(reply, 200, answer)
+      return isFailure(answer) ? failWith(reply, answer) : answerWith(reply, 200, answer)
     }
-    if (service === '*' || action === '*') return sendFailure(reply, fail.wildcardExecute(service, action))
+    if (service === '*' || action === '*') return failWith(reply, fail.wildcardExecute(service, action))
     if (checkJson && json) {
       const found = engine.getAction(service, action)
       const refused = found.ok ? checkJson(found.value, json) : undefined
-      if (refused) return sendFailure(reply, refused)
+      if (refused) return failWith(reply, refused)
     }
     // A synchronous execution is answered at once: no promise, no microtask.
     const outcome = engine.execute(service, action, payload, context)
     return outcome instanceof Promise ? outcome.then((result) => answer(reply, result, service, action)) : answer(reply, outcome, service, action)
   }
 
-  function answer(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): FastifyReply {
+  function answer(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): Answer {
     const status = statusOf(result)
     if (status >= 500) logServerFailure(reply, result, service, action)
     if (serialized && result.ok) {
       const serializer = serializers.get(`${service}\u0000${action}`)
-      if (serializer) return sendSerialized(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
+      if (serializer) return serializedAnswer(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
     }
-    return send(reply, status, toExternalResponse(result, service, action))
+    return answerWith(reply, status, toExternalResponse(result, service, action))
   }
 
   /** A per-action route: the body is the payload; then the very same dispatch as `intent: execute`. */
@@ -164,19 +180,19 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
       const payload = request.body ?? {}
       const external = { intent: 'execute', service: route.service, action: route.action, payload }
       const errors = checkExternalRequest(external)
-      if (errors) return sendFailure(reply, fail.invalidRequest(errors))
+      if (errors) return failWith(reply, fail.invalidRequest(errors))
       return dispatch(reply, external as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
     }
   }
   const routes: ActionRoute[] = options.actionRoutes ? visibleActions(engine) : []
 
   const path = `${baseUrl}/services`
-  // Returns the reply (a thenable) or a promise of it, so Fastify waits until the answer is sent.
+  // Returns the answer (or a promise of it): Fastify sends it once the handler, and its scope, are done.
   app.post(path, { bodyLimit: options.bodyLimit }, (request, reply) => {
     const body = request.body
-    if (body === undefined || body === null) return sendFailure(reply, fail.invalidBody())
+    if (body === undefined || body === null) return failWith(reply, fail.invalidBody())
     const errors = checkExternalRequest(body)
-    if (errors) return sendFailure(reply, fail.invalidRequest(errors))
+    if (errors) return failWith(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   })
   for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit }, executeRoute(route))

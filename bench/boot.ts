@@ -13,7 +13,7 @@
  * after ready }.
  */
 import type { Action } from '../lib/index.js'
-import { ORIGIN } from './shared.js'
+import { FASTIFY_CORS_OPTIONS, ORIGIN } from './shared.js'
 
 export interface BootSample {
   bootMs: number
@@ -60,14 +60,7 @@ async function bootBare(): Promise<() => Promise<void>> {
   const [{ default: Fastify }, { default: cors }] = await Promise.all([import('fastify'), import('@fastify/cors')])
   started = performance.now()
   const app = Fastify({ logger: false })
-  await app.register(cors, {
-    origin: [ORIGIN],
-    credentials: true,
-    exposedHeaders: ['Content-Length'],
-    allowedHeaders: ['Content-Type', 'Authorization'],
-    methods: ['POST', 'GET', 'OPTIONS'],
-    maxAge: 600,
-  })
+  await app.register(cors, FASTIFY_CORS_OPTIONS)
   for (let i = 1; i <= count; i++) {
     const body = {
       type: 'object',

@@ -6,16 +6,17 @@ const intents: ReadonlySet<string> = new Set<Intent>(['explore', 'execute', 'sch
 /** Checks a parsed body against ExternalRequest; returns the issues, or none. */
 export function checkExternalRequest(body: unknown): ValidationIssue[] | null {
   if (!isPlainObject(body)) return [{ path: '', message: 'must be an object' }]
-  const { intent, service, action, payload } = body
+  const intentOk = typeof body.intent === 'string' && intents.has(body.intent)
+  const serviceOk = typeof body.service === 'string'
+  const actionOk = typeof body.action === 'string'
+  const payloadOk = isPlainObject(body.payload)
   // The well-formed request, every call: no list made.
-  if (typeof intent === 'string' && intents.has(intent) && typeof service === 'string' && typeof action === 'string' && isPlainObject(payload)) return null
+  if (intentOk && serviceOk && actionOk && payloadOk) return null
   const errors: ValidationIssue[] = []
-  if (typeof intent !== 'string' || !intents.has(intent)) {
-    errors.push({ path: '/intent', message: "must be one of 'explore', 'execute', 'schema'" })
-  }
-  if (typeof service !== 'string') errors.push({ path: '/service', message: 'must be a string' })
-  if (typeof action !== 'string') errors.push({ path: '/action', message: 'must be a string' })
-  if (!isPlainObject(payload)) errors.push({ path: '/payload', message: 'must be an object' })
+  if (!intentOk) errors.push({ path: '/intent', message: "must be one of 'explore', 'execute', 'schema'" })
+  if (!serviceOk) errors.push({ path: '/service', message: 'must be a string' })
+  if (!actionOk) errors.push({ path: '/action', message: 'must be a string' })
+  if (!payloadOk) errors.push({ path: '/payload', message: 'must be an object' })
   return errors
 }
 

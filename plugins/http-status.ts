@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { errorEnvelope } from '../lib/envelope.js'
+import { errorEnvelope, type ExternalResponse } from '../lib/envelope.js'
 import { ACTION_FAILED, isFailure, type Failure, type FailureCode } from '../lib/errors.js'
 import type { ErrResult, Result } from '../lib/result.js'
 
@@ -57,5 +57,11 @@ export class FailureError extends Error {
 
 /** Answers an `Err` with its status and its envelope (a handler's own `Err`: 400, `data: {}`). */
 export function sendFailure(reply: FastifyReply, failure: ErrResult<string>): FastifyReply {
-  return reply.code(statusOf(failure)).send(errorEnvelope(failure.error, isFailure(failure) ? failure.data : {}))
+  return reply.send(failureAnswer(reply, failure))
+}
+
+/** Sets a failure's status and returns its envelope, for a handler that hands its answer back to Fastify. */
+export function failureAnswer(reply: FastifyReply, failure: ErrResult<string>): ExternalResponse {
+  reply.code(statusOf(failure))
+  return errorEnvelope(failure.error, isFailure(failure) ? failure.data : {})
 }

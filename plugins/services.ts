@@ -3,13 +3,13 @@ import { isVisibleToRest, type Action } from '../lib/action.js'
 import type { ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Engine } from '../lib/engine.js'
-import { errorEnvelope, toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
+import { toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
 import { checkExternalRequest } from '../lib/request.js'
 import { createDiscoveryGate } from './discovery-gate.js'
-import { sendFailure, statusOf } from './http-status.js'
+import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
 
 /**
@@ -85,9 +85,6 @@ const answerWith = (reply: FastifyReply, status: number, body: ExternalResponse)
   return body
 }
 
-/** A failure's status set, its envelope handed back (what `sendFailure` sends). */
-const failWith = (reply: FastifyReply, failure: Failure): Answer => answerWith(reply, statusOf(failure), errorEnvelope(failure.error, failure.data))
-
 /** The answers of `explore` and `schema`, behind the discovery switch and secret. */
 function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['discovery']) {
   // Services are fixed at boot, so every discovery answer is built once, here.
@@ -119,7 +116,7 @@ function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, b
   } catch (error) {
     const failure = fail.outputMismatch(name, (error as Error).message)
     reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
-    return failWith(reply, failure)
+    return failureAnswer(reply, failure)
   }
   reply.code(200).type('application/json; charset=utf-8')
   return json
@@ -150,13 +147,13 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
     const { intent, service, action, payload } = request
     if (intent !== 'execute') {
       const answer = discover(request)
-      return isFailure(answer) ? failWith(reply, answer) : answerWith(reply, 200, answer)
+      return isFailure(answer) ? failureAnswer(reply, answer) : answerWith(reply, 200, answer)
     }
-    if (service === '*' || action === '*') return failWith(reply, fail.wildcardExecute(service, action))
+    if (service === '*' || action === '*') return failureAnswer(reply, fail.wildcardExecute(service, action))
     if (checkJson && json) {
       const found = engine.getAction(service, action)
       const refused = found.ok ? checkJson(found.value, json) : undefined
-      if (refused) return failWith(reply, refused)
+      if (refused) return failureAnswer(reply, refused)
     }
     // A synchronous execution is answered at once: no promise, no microtask.
     const outcome = engine.execute(service, action, payload, context)
@@ -180,7 +177,7 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
       const payload = request.body ?? {}
       const external = { intent: 'execute', service: route.service, action: route.action, payload }
       const errors = checkExternalRequest(external)
-      if (errors) return failWith(reply, fail.invalidRequest(errors))
+      if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
       return dispatch(reply, external as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
     }
   }
@@ -190,9 +187,9 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
   // Returns the answer (or a promise of it): Fastify sends it once the handler, and its scope, are done.
   app.post(path, { bodyLimit: options.bodyLimit }, (request, reply) => {
     const body = request.body
-    if (body === undefined || body === null) return failWith(reply, fail.invalidBody())
+    if (body === undefined || body === null) return failureAnswer(reply, fail.invalidBody())
     const errors = checkExternalRequest(body)
-    if (errors) return failWith(reply, fail.invalidRequest(errors))
+    if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   })
   for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit }, executeRoute(route))

@@ -14,7 +14,7 @@ import {
   exploreAll,
   hookSteps,
   JWT_SECRET,
-  ORIGIN,
+  FASTIFY_CORS_OPTIONS,
   PAYLOAD_BODY_LIMIT,
   UPLOAD,
   type Envelope,
@@ -27,14 +27,7 @@ type Body = { intent: string; service: string; action: string; payload: Task }
 // The payload curve's 1 MiB payload needs more than Fastify's default 1 MiB: both servers get 4 MiB there.
 const payloadWorkload = workload === 'payload-1kb' || workload === 'payload-64kb' || workload === 'payload-1mb'
 const app = Fastify({ logger: false, ...(payloadWorkload ? { bodyLimit: PAYLOAD_BODY_LIMIT } : {}) })
-await app.register(cors, {
-  origin: [ORIGIN],
-  credentials: true,
-  exposedHeaders: ['Content-Length'],
-  allowedHeaders: ['Content-Type', 'Authorization'],
-  methods: ['POST', 'GET', 'OPTIONS'],
-  maxAge: 600,
-})
+await app.register(cors, FASTIFY_CORS_OPTIONS)
 app.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
   const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
   return reply.code(status).send(envelope(false, status === 500 ? 'Internal server error' : error.message))

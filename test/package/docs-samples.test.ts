@@ -191,6 +191,13 @@ t.test('the pages stand alone: relative links reach files that exist, no merge c
   }
   t.same(conflicts, [], 'no conflict markers')
   t.same(broken, [], 'every relative link reaches a file of the repository')
+  // README.md is the package's page on the registry, where a relative link leads nowhere.
+  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8')
+  const relative = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((target) => !/^(https:\/\/|#)/.test(target))
+  t.same(relative, [], 'README.md links are absolute https:// links (they work from the npm registry page)')
+  for (const [, path] of readme.matchAll(/\]\(https:\/\/github\.com\/fastify-actions\/fastify-actions\/blob\/main\/([^)#\s]+)/g)) {
+    t.ok(existsSync(join(repoRoot, path!)), `README.md links ${path}, a file of the repository`)
+  }
 })
 
 t.test("docs/testing.md's test files pass in the user's project", async (t) => {

@@ -142,6 +142,26 @@ t.test('every configuration path the docs name is an option of ServerConfig', as
   t.ok(topLevel.length >= 10 && rest.length >= 15, `docs/server.md: ${topLevel.length} ServerConfig and ${rest.length} RestConfig rows`)
   for (const path of [...topLevel, ...rest]) t.ok(exists(paths, path), `docs/server.md: ${path} is an option`)
 
+  // The option tables of the other pages: the first column, under the config path the heading names.
+  const tables: Array<[page: string, heading: string, under: string]> = [
+    ['auth.md', '## Options (`ServerConfig.auth`)', 'auth'],
+    ['mcp.md', '## Options (`rest.mcp`)', 'rest.mcp'],
+    ['openapi.md', '## Options: `rest.openapi`', 'rest.openapi'],
+    ['rate-limiting.md', '## Options (`rest.rateLimiting`)', 'rest.rateLimiting'],
+    ['uploads.md', '## Options (`rest.uploads`)', 'rest.uploads'],
+    ['endpoint.md', '## Options', 'rest'],
+    ['cors.md', '## Options', 'rest'],
+    ['static-files.md', '## Options', ''],
+  ]
+  for (const [name, heading, under] of tables) {
+    const options = tableAfter(await page(name), heading).flatMap((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!))
+    t.ok(options.length >= 3, `docs/${name}: ${options.length} options under ${heading}`)
+    for (const option of options) {
+      const path = option.startsWith('rest.') || under === '' ? option : `${under}.${option}`
+      t.ok(exists(paths, path), `docs/${name}: ${path} is an option`)
+    }
+  }
+
   // Every dotted path under rest., auth. or onBoot. on any page, outside code samples.
   const entries = new Set(defaultsEntries(DEFAULTS))
   const missing: string[] = []

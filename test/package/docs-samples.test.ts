@@ -4,8 +4,11 @@
  * A sample that is deliberately partial is fenced ```ts nocheck (keep those rare). A sample whose
  * first line starts `// file: name.ts` is written under that name, so a later sample of the same page
  * can import it (`import type { services } from './services.js'`).
- * Also: docs/testing.md's test files run there with `node --test`, and every page's relative links
- * reach files of the repository.
+ * Also: docs/testing.md's test files run there with `node --test`; every page's relative links
+ * reach files of the repository, and README.md's links are absolute (it is the registry's page);
+ * docs/getting-started.md runs step by step in its own project: the install of step 1 with the
+ * tarball, then at each step the files so far type-checked with the page's tsconfig, the server
+ * started, and every command run with its printed output compared.
  */
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'

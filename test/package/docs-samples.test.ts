@@ -198,6 +198,9 @@ t.test('the pages stand alone: relative links reach files that exist, no merge c
   const readme = await readFile(join(repoRoot, 'README.md'), 'utf8')
   const relative = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((target) => !/^(https:\/\/|#)/.test(target))
   t.same(relative, [], 'README.md links are absolute https:// links (they work from the npm registry page)')
+  // The registry page opens with what a user (not a clone) runs: the first commands make a project.
+  const firstCommands = /```sh\n([\s\S]*?)```/.exec(readme)?.[1]?.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean)
+  t.same(firstCommands, ['npx fastify-actions new my-app', 'cd my-app', 'npm start'], "README.md's first commands are the quick start")
   for (const [, path] of readme.matchAll(/\]\(https:\/\/github\.com\/fastify-actions\/fastify-actions\/blob\/main\/([^)#\s]+)/g)) {
     t.ok(existsSync(join(repoRoot, path!)), `README.md links ${path}, a file of the repository`)
   }

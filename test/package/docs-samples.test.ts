@@ -206,10 +206,11 @@ t.test('the pages stand alone: relative links reach files that exist, no merge c
   }
 })
 
-t.test("docs/testing.md's test files pass in the user's project", async (t) => {
+t.test("the test files of docs/testing.md and docs/guides.md pass in the user's project", async (t) => {
   const packed = await packAndInstall()
-  const page = (await collectSamples()).filter((s) => s.where.startsWith('docs/testing.md:') && !s.nocheck)
-  t.ok(page.length >= 2, `${page.length} test files on the page`)
+  // testing.md's files, and the test file of guides.md's "Test your actions".
+  const page = (await collectSamples()).filter((s) => !s.nocheck && (s.where.startsWith('docs/testing.md:') || (s.where.startsWith('docs/guides.md:') && s.code.includes("from 'node:test'"))))
+  t.ok(page.length >= 3, `${page.length} test files on the pages`)
   const dir = join(packed.project, 'testing-md')
   await rm(dir, { recursive: true, force: true })
   await mkdir(dir, { recursive: true })

@@ -3,8 +3,10 @@
  * - the built-in routes listed in docs/endpoint.md are the routes a server with every optional
  *   concern on registers (read with an `onRoute` hook), no more and no fewer;
  * - every configuration path the pages name (`rest.openapi.reference.path`, `auth.cookieName`, the
- *   option tables of docs/server.md) is a property of `ServerConfig` (read with the TypeScript
- *   compiler from lib/, so a renamed or removed option fails here).
+ *   option tables of docs/server.md and of each concern's page) is a property of `ServerConfig`
+ *   (read with the TypeScript compiler from lib/, so a renamed or removed option fails here), and
+ *   every option has its row (a new option without docs fails too);
+ * - the field tables of docs/actions-and-services.md are the properties of `Service` and `Action`.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -101,17 +103,35 @@ function propertyPaths(checker: ts.TypeChecker, type: ts.Type, prefix: string, p
   }
 }
 
-function configPaths(): Set<string> {
-  const file = join(root, 'lib', 'server', 'config.ts')
+/** The type named `name` in a source file of the repository, with the checker that reads it. */
+function typeOf(relativePath: string, name: string): { checker: ts.TypeChecker; type: ts.Type } {
+  const file = join(root, relativePath)
   const program = ts.createProgram([file], { strict: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, skipLibCheck: true, noEmit: true })
   const checker = program.getTypeChecker()
-  const source = program.getSourceFile(file)!
-  const declaration = source.statements.find((node): node is ts.InterfaceDeclaration | ts.TypeAliasDeclaration => (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === 'ServerConfig')
-  if (!declaration) throw new Error('ServerConfig not found in lib/server/config.ts')
+  const declaration = program
+    .getSourceFile(file)!
+    .statements.find((node): node is ts.InterfaceDeclaration | ts.TypeAliasDeclaration => (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && node.name.text === name)
+  if (!declaration) throw new Error(`${name} not found in ${relativePath}`)
+  return { checker, type: checker.getTypeAtLocation(declaration.name) }
+}
+
+function configPaths(): Set<string> {
+  const { checker, type } = typeOf('lib/server/config.ts', 'ServerConfig')
   const paths = new Set<string>()
-  propertyPaths(checker, checker.getTypeAtLocation(declaration.name), '', paths)
+  propertyPaths(checker, type, '', paths)
   return paths
 }
+
+t.test('docs/actions-and-services.md lists exactly the fields of Service and Action', async (t) => {
+  const markdown = await page('actions-and-services.md')
+  for (const [name, heading] of [['Service', '## Service fields'], ['Action', '## Action fields']] as const) {
+    const { checker, type } = typeOf('lib/action.ts', name)
+    const fields = checker.getPropertiesOfType(type).map((symbol) => symbol.name).sort()
+    const documented = tableAfter(markdown, heading).flatMap((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!)).sort()
+    t.ok(fields.length >= 4, `${name}: ${fields.length} fields`)
+    t.same(documented, fields, `${heading} has one row per field of ${name}`)
+  }
+})
 
 /** A documented path exists when it is a property path, or lies under one that takes any name. */
 function exists(paths: Set<string>, path: string): boolean {
@@ -141,6 +161,10 @@ t.test('every configuration path the docs name is an option of ServerConfig', as
   const rest = tableAfter(server, '## RestConfig').flatMap((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => `rest.${m[1]}`))
   t.ok(topLevel.length >= 10 && rest.length >= 15, `docs/server.md: ${topLevel.length} ServerConfig and ${rest.length} RestConfig rows`)
   for (const path of [...topLevel, ...rest]) t.ok(exists(paths, path), `docs/server.md: ${path} is an option`)
+  // And the other way: no option is missing from its table.
+  const childrenOf = (prefix: string) => [...paths].filter((path) => path.startsWith(prefix) && !path.slice(prefix.length).includes('.') && !path.endsWith('*'))
+  t.same(childrenOf('').filter((key) => !topLevel.includes(key)), [], 'every option of ServerConfig has a row in docs/server.md')
+  t.same(childrenOf('rest.').filter((key) => !rest.includes(key)), [], 'every option of RestConfig has a row in docs/server.md')
 
   // The option tables of the other pages: the first column, under the config path the heading names.
   const tables: Array<[page: string, heading: string, under: string]> = [
@@ -156,9 +180,11 @@ t.test('every configuration path the docs name is an option of ServerConfig', as
   for (const [name, heading, under] of tables) {
     const options = tableAfter(await page(name), heading).flatMap((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!))
     t.ok(options.length >= 3, `docs/${name}: ${options.length} options under ${heading}`)
-    for (const option of options) {
-      const path = option.startsWith('rest.') || under === '' ? option : `${under}.${option}`
-      t.ok(exists(paths, path), `docs/${name}: ${path} is an option`)
+    const documented = options.map((option) => (option.startsWith('rest.') || under === '' ? option : `${under}.${option}`))
+    for (const path of documented) t.ok(exists(paths, path), `docs/${name}: ${path} is an option`)
+    if (under !== '' && under !== 'rest') {
+      const undocumented = childrenOf(`${under}.`).filter((key) => !documented.some((path) => path === key || path.startsWith(`${key}.`)))
+      t.same(undocumented, [], `every option of ${under} has a row in docs/${name}`)
     }
   }
 

@@ -176,6 +176,19 @@ t.test('every docs sample type-checks against the packed declarations', async (t
   t.comment(`${checked.length} samples checked, ${errors.size} failing`)
 })
 
+/** The anchors GitHub gives a page's headings (code blocks aside); a repeated heading gets `-1`, `-2`. */
+function headingAnchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>()
+  const anchors = new Set<string>()
+  for (const [, heading] of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6}\s+(.*)$/gm)) {
+    const slug = heading!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').trim().replace(/\s/g, '-')
+    const count = seen.get(slug) ?? 0
+    seen.set(slug, count + 1)
+    anchors.add(count === 0 ? slug : `${slug}-${count}`)
+  }
+  return anchors
+}
+
 t.test('the pages stand alone: relative links reach files that exist, no merge conflict is left', async (t) => {
   const docs = (await readdir(join(repoRoot, 'docs'))).filter((name) => name.endsWith('.md')).sort()
   const pages = ['README.md', ...docs.map((name) => `docs/${name}`)]
@@ -194,6 +207,25 @@ t.test('the pages stand alone: relative links reach files that exist, no merge c
   }
   t.same(conflicts, [], 'no conflict markers')
   t.same(broken, [], 'every relative link reaches a file of the repository')
+
+  // `page.md#heading`: the heading exists (GitHub's anchors: lower case, punctuation dropped, spaces to `-`).
+  const repoUrl = 'https://github.com/fastify-actions/fastify-actions/blob/main/'
+  const badAnchors: string[] = []
+  let anchored = 0
+  for (const page of pages) {
+    const text = await readFile(join(repoRoot, page), 'utf8')
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const link = match[1]!.startsWith(repoUrl) ? match[1]!.slice(repoUrl.length - 1) : match[1]!
+      if (/^[a-z][a-z0-9+.-]*:/i.test(link) || !link.includes('#')) continue
+      const [path, fragment] = link.split('#') as [string, string]
+      const file = path === '' ? join(repoRoot, page) : path.startsWith('/') ? join(repoRoot, path) : join(repoRoot, dirname(page), path)
+      if (!file.endsWith('.md') || !existsSync(file)) continue
+      anchored++
+      if (!headingAnchors(await readFile(file, 'utf8')).has(fragment)) badAnchors.push(`${page}: ${match[1]}`)
+    }
+  }
+  t.ok(anchored >= 50, `${anchored} links to a heading`)
+  t.same(badAnchors, [], 'every link to a heading reaches one')
   // README.md is the package's page on the registry, where a relative link leads nowhere.
   const readme = await readFile(join(repoRoot, 'README.md'), 'utf8')
   const relative = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((target) => !/^(https:\/\/|#)/.test(target))

@@ -83,12 +83,11 @@ t.test('auth, rate limiting and load shedding load their packages only when they
   t.same(on.answers[0], [200, { status: true, message: "Action 's.echo' executed", data: { n: 1 } }])
 })
 
-t.test('without a database the data helpers load a few Drizzle modules, never its entry points', async (t) => {
+t.test('without a database no Drizzle module loads (each costs about 1 MiB of RSS on Node 24 and 26)', async (t) => {
   const { answers, loaded } = await runProbe(t)
   t.same(answers[0][0], 200)
-  const drizzle = loaded.filter((path) => path.startsWith('drizzle-orm/'))
-  t.ok(drizzle.includes('drizzle-orm/entity.js'), 'the probe sees Drizzle modules')
-  // Each module of 'drizzle-orm' or 'drizzle-orm/pg-core' costs a read of Drizzle's 180 KB package.json on Node 24.
-  t.same(drizzle.filter((path) => ['drizzle-orm/index.js', 'drizzle-orm/relations.js', 'drizzle-orm/pg-core/index.js', 'drizzle-orm/pg-core/db.js', 'drizzle-orm/utils.js'].includes(path)), [])
-  t.ok(drizzle.length < 60, `${drizzle.length} Drizzle modules (through the entry points: over 100)`)
+  t.ok(loaded.includes('@fastify/cors'), 'the probe sees the packages it loads')
+  // The SQL builders are imported on a model's first query (lib/db/drizzle.ts); entity kinds, columns and
+  // table names are read through Drizzle's global symbols. Each Drizzle module re-reads its 180 KB package.json.
+  t.same(loaded.filter((path) => path.startsWith('drizzle-orm/')), [])
 })

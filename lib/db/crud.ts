@@ -1,12 +1,11 @@
 /** The row operations of a model (create, read, update, delete, their transaction variants), as functions over its ModelParts. */
 import type { SQL } from 'drizzle-orm'
-import { eq } from 'drizzle-orm/sql/expressions/conditions'
-import { desc } from 'drizzle-orm/sql/expressions/select'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import { messages } from '../messages.js'
 import { Ok, type Result } from '../result.js'
 import { attempt, fail, modelDatabase, prepare, type ModelParts } from './model-parts.js'
 import { createTransactionVariant } from './transaction.js'
+import { sqlBuilders } from './drizzle.js'
 import type { DBX, ModelRow, UpdateParams, WriteParams } from './types.js'
 
 type RowResult<T extends PgTable> = Promise<Result<ModelRow<T>, string>>
@@ -23,6 +22,7 @@ async function byId<T extends PgTable>(
 ): RowResult<T> {
   const key = parts.parseKey(parts.info.idKey, id)
   if (key === undefined) return fail(parts, operation, messages.notFound(parts.name), { id })
+  const { eq } = await sqlBuilders()
   const rows = await query(eq(parts.info.idColumn, key))
   return rows[0] ? Ok(rows[0] as ModelRow<T>) : fail(parts, operation, messages.notFound(parts.name), { id })
 }
@@ -66,7 +66,7 @@ export async function findAllRows<T extends PgTable>(parts: ModelParts<T>, dbx?:
   const { createdKey, columns } = parts.info
   return attempt(parts, 'findAll', async () => {
     const query = db.select().from(parts.table as PgTable)
-    const rows = createdKey ? await query.orderBy(desc(columns[createdKey])) : await query
+    const rows = createdKey ? await query.orderBy((await sqlBuilders()).desc(columns[createdKey])) : await query
     return Ok(rows as ModelRow<T>[])
   })
 }

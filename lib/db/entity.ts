@@ -1,5 +1,7 @@
-import { entityKind } from 'drizzle-orm/entity'
 import type { Column, Table } from 'drizzle-orm'
+
+// Drizzle's key of a class's entity kind (`entityKind` of 'drizzle-orm/entity', a global symbol).
+const entityKind = Symbol.for('drizzle:entityKind')
 
 /*
  * The data helpers import Drizzle module by module ('drizzle-orm/table', '…/sql/expressions/…')
@@ -30,4 +32,12 @@ const COLUMNS = Symbol.for('drizzle:Columns')
 /** Drizzle's `getTableColumns`, which lives in 'drizzle-orm/utils' beside much else. */
 export function tableColumns(table: Table): Record<string, Column> {
   return (table as unknown as Record<symbol, Record<string, Column>>)[COLUMNS]
+}
+
+// Drizzle's own key of a table's name (`Table.Symbol.Name`, a global symbol).
+const NAME = Symbol.for('drizzle:Name')
+
+/** Drizzle's `getTableName`, without importing 'drizzle-orm/table'. */
+export function tableName(table: Table): string {
+  return (table as unknown as Record<symbol, string>)[NAME]
 }

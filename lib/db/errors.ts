@@ -1,12 +1,30 @@
-import { DrizzleQueryError } from 'drizzle-orm/errors'
 import { errorMessage } from '../diagnostics.js'
+
+/**
+ * Drizzle's `DrizzleQueryError` (of 'drizzle-orm/errors'), told by its shape so that the module,
+ * and Drizzle with it, is not loaded by a server without a database (see drizzle.ts): an Error with
+ * the query text and its parameters, whose message is `Failed query: …`.
+ */
+interface QueryError extends Error {
+  query: string
+  params: unknown[]
+}
+
+function isQueryError(error: unknown): error is QueryError {
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<QueryError>).query === 'string' &&
+    Array.isArray((error as Partial<QueryError>).params) &&
+    error.message.startsWith('Failed query: ')
+  )
+}
 
 /**
  * The driver's own error behind Drizzle's wrapper. Drizzle wraps every query error as
  * `Failed query: <SQL> params: <values>`; the SQL and its parameters must never reach a client.
  */
 export function databaseCause(error: unknown): unknown {
-  return error instanceof DrizzleQueryError && error.cause !== undefined ? error.cause : error
+  return isQueryError(error) && error.cause !== undefined ? error.cause : error
 }
 
 /** The text a thrown error answers with: the driver's own message for a database error, never the SQL. */
@@ -23,6 +41,6 @@ export function describeDatabaseError(error: unknown): Record<string, unknown> {
     code,
     detail,
     constraint,
-    ...(error instanceof DrizzleQueryError ? { query: error.query, params: error.params } : {}),
+    ...(isQueryError(error) ? { query: error.query, params: error.params } : {}),
   }
 }

@@ -1,11 +1,10 @@
 /** `findPaginated`: one page of a model's rows, by offset or by cursor. */
-import { lt } from 'drizzle-orm/sql/expressions/conditions'
-import { desc } from 'drizzle-orm/sql/expressions/select'
-import { count } from 'drizzle-orm/sql/functions/aggregate'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import { messages } from '../messages.js'
 import { Ok, type Result } from '../result.js'
+import { sqlBuilders } from './drizzle.js'
 import { attempt, fail, modelDatabase, type ModelParts } from './model-parts.js'
+import { newestFirst } from './table-info.js'
 import type { CursorPage, DBX, OffsetPage, PaginationOptions } from './types.js'
 
 export const DEFAULT_PAGE_SIZE = 50
@@ -33,8 +32,9 @@ export async function findPage(parts: ModelParts<PgTable>, options: PaginationOp
 
 /** `limit` rows after `offset`, the total and whether more follow. */
 async function offsetPage(parts: ModelParts<PgTable>, db: DBX, limit: number, offset: number): Promise<Result<Page, string>> {
+  const { count, desc } = await sqlBuilders()
   const [{ total }] = await db.select({ total: count() }).from(parts.table)
-  const items = (await db.select().from(parts.table).orderBy(...parts.info.newestFirst).limit(limit).offset(offset)) as Row[]
+  const items = (await db.select().from(parts.table).orderBy(...newestFirst(parts.info, desc)).limit(limit).offset(offset)) as Row[]
   return Ok({ items, total, hasMore: offset + items.length < total })
 }
 
@@ -55,6 +55,7 @@ async function cursorPage(
   if (cursor !== '' && below === undefined) {
     return fail(parts, 'findPaginated', messages.invalidPagination, { cursor, cursorColumn: key })
   }
+  const { lt, desc } = await sqlBuilders()
   const query = db.select().from(parts.table)
   const filtered = below === undefined ? query : query.where(lt(column, below))
   const rows = (await filtered.orderBy(desc(column)).limit(limit + 1)) as Row[]

@@ -1,6 +1,4 @@
-import type { Column } from 'drizzle-orm'
-import { is } from 'drizzle-orm/entity'
-import { Table } from 'drizzle-orm/table'
+import type { Column, Table } from 'drizzle-orm'
 import { isEntity, tableColumns } from './entity.js'
 import Type, { type TSchema } from 'typebox'
 import { ErrNotATable, ErrRelationSchema } from '../errors.js'
@@ -114,8 +112,8 @@ function nullable(column: Column, schema: TSchema): TSchema {
 
 function columnsOf(table: unknown): Record<string, Column> {
   if (isEntity(table, 'Relations')) throw new ErrRelationSchema()
-  if (!is(table, Table)) throw new ErrNotATable()
-  return tableColumns(table)
+  if (!isEntity(table, 'Table')) throw new ErrNotATable()
+  return tableColumns(table as Table)
 }
 
 /**

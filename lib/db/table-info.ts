@@ -1,8 +1,7 @@
 /** Table introspection for models: the id and creation keys, date columns, the newest-first order, key parsing. */
 import type { Column, SQL } from 'drizzle-orm'
-import { desc } from 'drizzle-orm/sql/expressions/select'
-import { getTableName } from 'drizzle-orm/table'
-import { tableColumns } from './entity.js'
+import type { SqlBuilders } from './drizzle.js'
+import { tableColumns, tableName } from './entity.js'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import type { TSchema } from 'typebox'
 import { Compile, type XSchema } from 'typebox/schema'
@@ -19,8 +18,6 @@ export interface TableInfo {
   createdKey: string | undefined
   /** Keys whose driver value is a Date. */
   dateKeys: Set<string>
-  /** Newest first: the creation timestamp, then the id, both descending. */
-  newestFirst: SQL[]
 }
 
 /** A key value (id or cursor) as the column holds it, or undefined when the column could never hold it. */
@@ -46,15 +43,16 @@ export function findCreatedKey(columns: Record<string, Column>): string | undefi
 export function describeTable(table: PgTable): TableInfo {
   const columns = tableColumns(table)
   const idKey = findIdKey(columns)
-  if (!idKey) throw new ErrNoIdColumn(getTableName(table))
+  if (!idKey) throw new ErrNoIdColumn(tableName(table))
   const idColumn = columns[idKey]
   const createdKey = findCreatedKey(columns)
   const dateKeys = new Set(Object.keys(columns).filter((key) => isDateColumn(columns[key])))
-  const newestFirst: SQL[] = [
-    ...(createdKey ? [desc(columns[createdKey])] : []),
-    ...(createdKey !== idKey ? [desc(idColumn)] : []),
-  ]
-  return { columns, idKey, idColumn, createdKey, dateKeys, newestFirst }
+  return { columns, idKey, idColumn, createdKey, dateKeys }
+}
+
+/** Newest first: the creation timestamp, then the id, both descending. */
+export function newestFirst(info: TableInfo, desc: SqlBuilders['desc']): SQL[] {
+  return [...(info.createdKey ? [desc(info.columns[info.createdKey])] : []), ...(info.createdKey !== info.idKey ? [desc(info.idColumn)] : [])]
 }
 
 /**

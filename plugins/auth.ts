@@ -11,6 +11,7 @@ import { verificationFailureReason } from './auth-errors.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
 import { registerTokenIssuer } from './token.js'
+import { concern } from './concern.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
 export interface TokenSigner {
@@ -133,3 +134,11 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
   // The authenticator also serves whole routes (the MCP endpoint's `requireAuth`).
   return { jwt: signer, authenticate }
 }
+
+/** JWT auth as the plugin `fastify-actions-auth`; `expose` receives the signer and the authenticator. */
+export const authPlugin = concern(
+  'auth',
+  async (app, { expose, ...options }: AuthPluginOptions & { expose: (auth: { jwt: TokenSigner; authenticate: Authenticator }) => void }) =>
+    expose(await setupAuth(app, options)),
+  { dependencies: ['request-scope'] },
+)

@@ -85,6 +85,9 @@ export const messages = {
   tokenNoAuth: 'signToken: authentication is not configured (config.auth)',
   tokenVerifyOnly: 'signToken: auth.secret is a public key, which can verify tokens but not sign them',
   tokenNoCookies: "signToken: setting a cookie needs auth.method 'cookie'",
+  tokenExpiresInInvalid: (value: string) => `expiresIn must be a positive number of seconds or a duration such as '8h' or '7d', got ${value}`,
+  tokenExpiresInTooLong: (value: string) =>
+    `expiresIn ${value} is over a year: it is in seconds (as @fastify/jwt takes it), not milliseconds; for 8 hours pass 8 * 3600 or '8h'`,
   // Uploads (lib/uploads/, plugins/uploads.ts)
   invalidMultipart: 'Invalid multipart form-data body',
   reservedFieldName: "form-data field names such as '__proto__' or 'constructor' are not allowed",

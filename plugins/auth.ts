@@ -10,12 +10,15 @@ import { Ok } from '../lib/result.js'
 import { verificationFailureReason } from './auth-errors.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
-import { registerTokenIssuer } from './token.js'
+import { expiresInProblem, registerTokenIssuer } from './token.js'
 import { concern } from './concern.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
 export interface TokenSigner {
-  /** Signs claims with `auth.secret` (HMAC algorithms only). `expiresIn`: seconds, or a string such as '15m'. */
+  /**
+   * Signs claims with `auth.secret` (HMAC algorithms only). `expiresIn`: seconds, or a duration such
+   * as '15m'; over a year throws (a number of milliseconds, by mistake).
+   */
   sign(payload: Record<string, unknown>, options?: { expiresIn?: number | string; notBefore?: number | string }): string
   /** Verifies a token as a protected action would (signature, algorithm, `exp`, `nbf`); throws when it is not valid. */
   verify<T extends Record<string, unknown> = Record<string, unknown>>(token: string): T
@@ -128,7 +131,11 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
   engine.setAuthenticator(authenticate)
   const { jwt } = app
   const signer: TokenSigner = {
-    sign: (payload, options) => jwt.sign(payload, options as Parameters<typeof jwt.sign>[1]),
+    sign: (payload, options) => {
+      const problem = options?.expiresIn === undefined ? undefined : expiresInProblem(options.expiresIn)
+      if (problem) throw new TypeError(`jwt.sign: ${problem}`)
+      return jwt.sign(payload, options as Parameters<typeof jwt.sign>[1])
+    },
     verify: <T extends Record<string, unknown>>(token: string) => jwt.verify<T>(token),
   }
   // The authenticator also serves whole routes (the MCP endpoint's `requireAuth`).

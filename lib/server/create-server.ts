@@ -12,6 +12,7 @@ import { messages } from '../messages.js'
 import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
 import { createFetch, type FetchFunction } from './fetch.js'
 import { buildCore, decorateActions, loggerFor, mountActions, type Core } from './plugin.js'
+import { schemeOf } from './urls.js'
 
 /**
  * The Fastify app of a server: a Fastify instance with the web-standard `fetch`, and the server's
@@ -138,10 +139,11 @@ async function boot(core: Core): Promise<void> {
   }
 }
 
+/** The specification's lines, from `rest.host` and `rest.port`, before anything listens (lib/server/urls.ts prints the real ones on listen when they differ). */
 function printUrls(rest: ResolvedRest): void {
-  const scheme = rest.fastify.https ? 'https' : 'http'
-  console.log(`POST ${scheme}://${rest.host}:${rest.port}${rest.baseUrl}/services`)
-  if (rest.enableStatus) console.log(`GET ${scheme}://${rest.host}:${rest.port}/status`)
+  const origin = `${schemeOf(rest)}://${rest.host}:${rest.port}`
+  console.log(`POST ${origin}${rest.baseUrl}/services`)
+  if (rest.enableStatus) console.log(`GET ${origin}/status`)
 }
 
 async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): Promise<ServerInstance<TDB>> {

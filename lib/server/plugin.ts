@@ -24,6 +24,7 @@ import type { LogEntry, ServiceLogger } from '../logger.js'
 import { messages } from '../messages.js'
 import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
 import { createFetch, type FetchFunction } from './fetch.js'
+import { originOf, reaches, schemeOf, urlLines } from './urls.js'
 
 /** The engine and context of one server or plugin registration, and the diagnostics they write through. */
 export interface Core {
@@ -142,6 +143,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
   if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })
+  printUrlsOnListen(app, rest, ownsApp)
 
   return remember(app, {
     prefix: app.prefix,
@@ -151,6 +153,23 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
     fetch: createFetch(app),
     addMiddleware: (path: string, fn: Middleware) => middleware.add(path, fn),
     jwt: auth?.jwt,
+  })
+}
+
+/**
+ * Once the app listens, the URLs it really answers on: always in plugin mode (nothing was printed
+ * before), and with `createServer` when the address differs from `rest.host`:`rest.port`, which the
+ * specification's line printed before `listen` (lib/server/urls.ts).
+ */
+function printUrlsOnListen(app: FastifyInstance, rest: NonNullable<ResolvedConfig['rest']>, ownsApp: boolean): void {
+  const prefix = app.prefix
+  app.addHook('onListen', function printListening(done) {
+    const address = app.server.address()
+    if (address && typeof address === 'object' && !(ownsApp && reaches(rest, address))) {
+      const origin = originOf(schemeOf(rest), address)
+      console.log(`Listening on ${origin}:\n${urlLines(origin, rest, prefix).join('\n')}`)
+    }
+    done()
   })
 }
 

@@ -125,7 +125,7 @@ t.test('the client entry imports by name', { skip: hasClient ? false : 'lib/clie
 const typedProgram = `
 import Fastify from 'fastify'
 import Type from 'typebox'
-import fastifyActions, { createAction, createServer, Err, getActions, Ok, type ActionsHandle, type Service } from 'fastify-actions'
+import fastifyActions, { createAction, createServer, Err, getActions, Ok, type ActionsHandle, type Engine, type ServerContext, type Service } from 'fastify-actions'
 
 const create = createAction({
   name: 'create',
@@ -171,7 +171,24 @@ const prefix: string = handle.prefix
 // @ts-expect-error: the plugin does not decorate the user's own instance with fetch
 app.fetch
 
-export { body, statusCode, outcome, viaHandle, prefix }
+// The decorators: createServer's app (precise type), any plugin registered on it (module augmentation),
+// and a named registration under app.actions[name].
+const decoratedEngine: Engine = server.rest.app.engine
+const decoratedContext: ServerContext<unknown> = server.rest.app.serverContext
+await server.rest.app.register(async (fastify) => {
+  fastify.get('/deco', async () => {
+    const ran = await fastify.engine.executeAction('tasks', 'create', { title: 'z' }, fastify.serverContext)
+    return ran.ok ? ran.value : ran.error
+  })
+})
+await app.register(fastifyActions, { serverName: 'named', services, rest: { baseUrl: '/api', allowedOrigins: [] }, prefix: '/v2', name: 'v2' })
+const namedEngine: Engine = app.actions.v2.engine
+// @ts-expect-error: a registration's decorations are read-only
+app.actions.v2.engine = decoratedEngine
+// @ts-expect-error: name is a string
+await app.register(fastifyActions, { serverName: 'bad', services, name: 2 })
+
+export { body, statusCode, outcome, viaHandle, prefix, decoratedContext, namedEngine }
 `
 
 t.test('tsc --strict on a user program against the packed declarations', async (t) => {

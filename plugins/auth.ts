@@ -34,26 +34,35 @@ export interface AuthPluginOptions {
 // Reading headers is HTTP's business: it lives here, the claims logic in lib/auth.ts.
 const bearer = /^Bearer[ \t]+(\S+)$/i
 
-type TokenLookup = (request: FastifyRequest) => { token: string } | { reason: string }
+/** The token and where it came from (`cookie`: the cross-site rules apply), or why there is none. */
+type TokenLookup = (request: FastifyRequest) => { token: string; fromCookie: boolean } | { reason: string }
 
 /** The token of a `Bearer <token>` header value, or why there is none. */
-function bearerToken(value: string | undefined): { token: string } | { reason: string } {
+function bearerToken(value: string | undefined): { token: string; fromCookie: false } | { reason: string } {
   if (value === undefined || value.trim() === '') return { reason: messages.authReasons.missingToken }
   const match = bearer.exec(value.trim())
-  return match ? { token: match[1] } : { reason: messages.authReasons.badScheme }
+  return match ? { token: match[1], fromCookie: false } : { reason: messages.authReasons.badScheme }
 }
 
-/** Where the token is, by `auth.method`. Used for protected actions and, through `extractToken`, by `request.jwtVerify()`. */
+/**
+ * Where the token is, by `auth.method`: the header, the cookie, or (`'both'`) the header when the
+ * request carries one, else the cookie. Used for protected actions and, through `extractToken`, by
+ * `request.jwtVerify()`.
+ */
 function tokenLookup(options: ResolvedAuth): TokenLookup {
-  if (options.method === 'cookie') {
-    return (request) => {
-      const token = request.cookies[options.cookieName]
-      return token ? { token } : { reason: messages.authReasons.missingToken }
-    }
+  const fromCookie: TokenLookup = (request) => {
+    const token = request.cookies[options.cookieName]
+    return token ? { token, fromCookie: true } : { reason: messages.authReasons.missingToken }
   }
-  return (request) => {
+  const fromHeader: TokenLookup = (request) => {
     const value = request.headers[options.headerName]
     return bearerToken(Array.isArray(value) ? value[0] : value)
+  }
+  if (options.method === 'cookie') return fromCookie
+  if (options.method === 'header') return fromHeader
+  return (request) => {
+    const value = request.headers[options.headerName]
+    return value === undefined || (typeof value === 'string' && value.trim() === '') ? fromCookie(request) : fromHeader(request)
   }
 }
 
@@ -80,14 +89,21 @@ function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet
  * code, so the 401 could no longer say why (test/auth.test.ts asserts each reason), and it always
  * costs a promise where `verify` is synchronous.
  */
-function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined): Authenticator {
+function createAuthenticator(
+  app: FastifyInstance,
+  lookup: TokenLookup,
+  crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined,
+  cookieGuard: ((request: FastifyRequest) => boolean) | undefined,
+): Authenticator {
   return (context) => {
     const store = getRequestStore()
     const rest = context.get<RestRequestContext>('rest')
     if (!store || !rest) return fail.auth(messages.authReasons.noRequest)
+    // With the cookie alone the guard comes first, as it always has; with 'both' it applies only to a token from the cookie.
     if (crossSiteGuard?.(rest.req)) return fail.auth(messages.authReasons.crossSite)
     const found = lookup(rest.req)
     if ('reason' in found) return fail.auth(found.reason)
+    if (found.fromCookie && cookieGuard?.(rest.req)) return fail.auth(messages.authReasons.crossSite)
     let claims: Record<string, unknown>
     try {
       claims = app.jwt.verify<Record<string, unknown>>(found.token)
@@ -109,7 +125,7 @@ function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSit
 export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<{ jwt: TokenSigner; authenticate: Authenticator }> {
   const lookup = tokenLookup(auth)
   // The user's app may already have @fastify/cookie: registering it twice would fail.
-  if (auth.method === 'cookie' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
+  if (auth.method !== 'header' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
   const hmacOnly = auth.algorithms.every((algorithm) => algorithm.startsWith('HS'))
   const jwtOptions: FastifyJWTOptions = {
     // A public key (RS/ES/PS/EdDSA) can only verify: @fastify/jwt then runs in verify-only mode, without `sign`.
@@ -126,8 +142,8 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
   await app.register(fastifyJwt, jwtOptions)
   registerTokenIssuer(app, auth) // signToken (plugins/token.ts): actions issue tokens with this jwt
   const allowed = new Set(allowedOrigins)
-  const crossSiteGuard = auth.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request, allowed) : undefined
-  const authenticate = createAuthenticator(app, lookup, crossSiteGuard)
+  const guard = (request: FastifyRequest) => isCrossSiteRefused(request, allowed)
+  const authenticate = createAuthenticator(app, lookup, auth.method === 'cookie' ? guard : undefined, auth.method === 'both' ? guard : undefined)
   engine.setAuthenticator(authenticate)
   const { jwt } = app
   const signer: TokenSigner = {

@@ -96,7 +96,7 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
   if (typeof found === 'string') return Err(found)
   const { issuer, jwt, rest } = found
   if (!issuer.canSign) return Err(messages.tokenVerifyOnly)
-  if (options.cookie && (issuer.method !== 'cookie' || typeof rest.reply.setCookie !== 'function')) return Err(messages.tokenNoCookies)
+  if (options.cookie && (issuer.method === 'header' || typeof rest.reply.setCookie !== 'function')) return Err(messages.tokenNoCookies)
   const signOptions: Record<string, unknown> = { ...options.sign }
   if (options.expiresIn !== undefined) {
     const problem = expiresInProblem(options.expiresIn)
@@ -120,7 +120,7 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
 export function clearTokenCookie(options: TokenCookieOptions = {}): Result<null, string> {
   const found = currentIssuer()
   if (typeof found === 'string') return Err(found)
-  if (found.issuer.method !== 'cookie') return Err(messages.tokenNoCookies)
+  if (found.issuer.method === 'header') return Err(messages.tokenNoCookies)
   found.rest.reply.clearCookie(found.issuer.cookieName, { path: '/', ...options })
   return Ok(null)
 }

@@ -1,4 +1,4 @@
-import type { PgTable } from 'drizzle-orm/pg-core'
+import type { DrizzleTable as PgTable } from './types.js'
 import { createRow, deleteRow, findAllRows, findRowById, inTransaction, updateRow } from './crud.js'
 import { createModelParts } from './model-parts.js'
 import { findPage } from './pagination.js'

@@ -1,5 +1,5 @@
 /** `findPaginated`: one page of a model's rows, by offset or by cursor. */
-import type { PgTable } from 'drizzle-orm/pg-core'
+import type { DrizzleTable as PgTable } from './types.js'
 import { messages } from '../messages.js'
 import { Ok, type Result } from '../result.js'
 import { sqlBuilders } from './drizzle.js'

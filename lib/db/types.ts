@@ -28,6 +28,9 @@ export interface DBX {
   transaction: <R>(run: (tx: any) => Promise<R>, config?: any) => Promise<R>
 }
 
+/** Rows per page of `findPaginated` when no `limit` is given. */
+export const DEFAULT_PAGE_SIZE = 50
+
 type Table = DrizzleTable
 type PgTable = DrizzleTable
 

@@ -6,14 +6,21 @@ import { drizzle as drizzlePglite, PgliteDatabase } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { drizzle as drizzlePg, NodePgDatabase } from 'drizzle-orm/node-postgres'
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import pg from 'pg'
-import { Err, Ok, type DBX, type Result } from '../lib/index.js'
+import { Err, Ok, type Result } from '../lib/index.js'
+
+/**
+ * The app's database, typed by Drizzle (PGlite or node-postgres): queries written against it are
+ * typed. It fits fastify-actions' structural `DBX` wherever the helpers take one.
+ */
+export type Db = PgDatabase<PgQueryResultHKT>
 
 /** The SQL drizzle-kit generated from example/schema.ts. */
 export const migrationsFolder = fileURLToPath(new URL('./drizzle', import.meta.url))
 
 export interface Database {
-  db: DBX
+  db: Db
   /** `PostgreSQL at <host>` or `PGlite in <dir>`, for the start-up line. */
   description: string
   close: () => Promise<void>
@@ -56,7 +63,7 @@ function serverOf(url: string): string {
 }
 
 /** The schema step `onBoot` runs: drizzle-orm's migrator applies the migrations not applied yet. */
-export async function setupDatabase(db: DBX): Promise<Result<null, string>> {
+export async function setupDatabase(db: Db): Promise<Result<null, string>> {
   try {
     if (db instanceof PgliteDatabase) await migratePglite(db, { migrationsFolder })
     else if (db instanceof NodePgDatabase) {

@@ -2,7 +2,7 @@
 import { fastifyActions } from './server/plugin.js'
 
 export { createServer, type ActionsApp, type RestInterface, type RestServerInstance, type ServerInstance } from './server/create-server.js'
-export { fastifyActions, getActions, type ActionsHandle } from './server/plugin.js'
+export { fastifyActions, getActions, type ActionsHandle, type ActionsDecorations, type FastifyActionsOptions } from './server/plugin.js'
 export type { ServerConfig, ResolvedConfig } from './server/config.js'
 export type { FetchFunction } from './server/fetch.js'
 export default fastifyActions

@@ -64,7 +64,7 @@ export const messages = {
     crossSite: 'cross-site request from an origin not in allowedOrigins',
   },
   authNoSecret: 'createServer: auth.secret must be a non-empty string',
-  authBadMethod: (method: string) => `createServer: auth.method must be 'header' or 'cookie', got '${method}'`,
+  authBadMethod: (method: string) => `createServer: auth.method must be 'header', 'cookie' or 'both', got '${method}'`,
   authBadAlgorithms: "createServer: auth.algorithms must list at least one signing algorithm and never 'none'",
   rateLimitKeyFallback: (header: string, source: string) =>
     `no '${header}' header; rate limit keyed by ${source === 'unknown-client' ? "the shared 'unknown-client' key" : `'${source}'`}`,
@@ -84,7 +84,10 @@ export const messages = {
   tokenNoRequest: 'signToken: no HTTP request in scope; call it inside an action executed over REST',
   tokenNoAuth: 'signToken: authentication is not configured (config.auth)',
   tokenVerifyOnly: 'signToken: auth.secret is a public key, which can verify tokens but not sign them',
-  tokenNoCookies: "signToken: setting a cookie needs auth.method 'cookie'",
+  tokenNoCookies: "signToken: setting a cookie needs auth.method 'cookie' or 'both'",
+  tokenExpiresInInvalid: (value: string) => `expiresIn must be a positive number of seconds or a duration such as '8h' or '7d', got ${value}`,
+  tokenExpiresInTooLong: (value: string) =>
+    `expiresIn ${value} is over a year: it is in seconds (as @fastify/jwt takes it), not milliseconds; for 8 hours pass 8 * 3600 or '8h'`,
   // Uploads (lib/uploads/, plugins/uploads.ts)
   invalidMultipart: 'Invalid multipart form-data body',
   reservedFieldName: "form-data field names such as '__proto__' or 'constructor' are not allowed",
@@ -123,6 +126,8 @@ export const messages = {
   // Hardening (docs/security.md)
   jsonTooDeep: (max: number) => `JSON body nested deeper than ${max} levels`,
   underPressure: 'Service under pressure, retry later',
+  secondUnnamedRegistration:
+    "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
   protectedWithoutAuth: (names: string) =>
     `actions marked isProtected run without authentication because the server has no auth config: ${names}`,
 } as const

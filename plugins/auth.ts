@@ -10,11 +10,15 @@ import { Ok } from '../lib/result.js'
 import { verificationFailureReason } from './auth-errors.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
-import { registerTokenIssuer } from './token.js'
+import { expiresInProblem, registerTokenIssuer } from './token.js'
+import { concern } from './concern.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
 export interface TokenSigner {
-  /** Signs claims with `auth.secret` (HMAC algorithms only). `expiresIn`: seconds, or a string such as '15m'. */
+  /**
+   * Signs claims with `auth.secret` (HMAC algorithms only). `expiresIn`: seconds, or a duration such
+   * as '15m'; over a year throws (a number of milliseconds, by mistake).
+   */
   sign(payload: Record<string, unknown>, options?: { expiresIn?: number | string; notBefore?: number | string }): string
   /** Verifies a token as a protected action would (signature, algorithm, `exp`, `nbf`); throws when it is not valid. */
   verify<T extends Record<string, unknown> = Record<string, unknown>>(token: string): T
@@ -30,26 +34,35 @@ export interface AuthPluginOptions {
 // Reading headers is HTTP's business: it lives here, the claims logic in lib/auth.ts.
 const bearer = /^Bearer[ \t]+(\S+)$/i
 
-type TokenLookup = (request: FastifyRequest) => { token: string } | { reason: string }
+/** The token and where it came from (`cookie`: the cross-site rules apply), or why there is none. */
+type TokenLookup = (request: FastifyRequest) => { token: string; fromCookie: boolean } | { reason: string }
 
 /** The token of a `Bearer <token>` header value, or why there is none. */
-function bearerToken(value: string | undefined): { token: string } | { reason: string } {
+function bearerToken(value: string | undefined): { token: string; fromCookie: false } | { reason: string } {
   if (value === undefined || value.trim() === '') return { reason: messages.authReasons.missingToken }
   const match = bearer.exec(value.trim())
-  return match ? { token: match[1] } : { reason: messages.authReasons.badScheme }
+  return match ? { token: match[1], fromCookie: false } : { reason: messages.authReasons.badScheme }
 }
 
-/** Where the token is, by `auth.method`. Used for protected actions and, through `extractToken`, by `request.jwtVerify()`. */
+/**
+ * Where the token is, by `auth.method`: the header, the cookie, or (`'both'`) the header when the
+ * request carries one, else the cookie. Used for protected actions and, through `extractToken`, by
+ * `request.jwtVerify()`.
+ */
 function tokenLookup(options: ResolvedAuth): TokenLookup {
-  if (options.method === 'cookie') {
-    return (request) => {
-      const token = request.cookies[options.cookieName]
-      return token ? { token } : { reason: messages.authReasons.missingToken }
-    }
+  const fromCookie: TokenLookup = (request) => {
+    const token = request.cookies[options.cookieName]
+    return token ? { token, fromCookie: true } : { reason: messages.authReasons.missingToken }
   }
-  return (request) => {
+  const fromHeader: TokenLookup = (request) => {
     const value = request.headers[options.headerName]
     return bearerToken(Array.isArray(value) ? value[0] : value)
+  }
+  if (options.method === 'cookie') return fromCookie
+  if (options.method === 'header') return fromHeader
+  return (request) => {
+    const value = request.headers[options.headerName]
+    return value === undefined || (typeof value === 'string' && value.trim() === '') ? fromCookie(request) : fromHeader(request)
   }
 }
 
@@ -76,14 +89,21 @@ function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet
  * code, so the 401 could no longer say why (test/auth.test.ts asserts each reason), and it always
  * costs a promise where `verify` is synchronous.
  */
-function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined): Authenticator {
+function createAuthenticator(
+  app: FastifyInstance,
+  lookup: TokenLookup,
+  crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined,
+  cookieGuard: ((request: FastifyRequest) => boolean) | undefined,
+): Authenticator {
   return (context) => {
     const store = getRequestStore()
     const rest = context.get<RestRequestContext>('rest')
     if (!store || !rest) return fail.auth(messages.authReasons.noRequest)
+    // With the cookie alone the guard comes first, as it always has; with 'both' it applies only to a token from the cookie.
     if (crossSiteGuard?.(rest.req)) return fail.auth(messages.authReasons.crossSite)
     const found = lookup(rest.req)
     if ('reason' in found) return fail.auth(found.reason)
+    if (found.fromCookie && cookieGuard?.(rest.req)) return fail.auth(messages.authReasons.crossSite)
     let claims: Record<string, unknown>
     try {
       claims = app.jwt.verify<Record<string, unknown>>(found.token)
@@ -105,7 +125,7 @@ function createAuthenticator(app: FastifyInstance, lookup: TokenLookup, crossSit
 export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<{ jwt: TokenSigner; authenticate: Authenticator }> {
   const lookup = tokenLookup(auth)
   // The user's app may already have @fastify/cookie: registering it twice would fail.
-  if (auth.method === 'cookie' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
+  if (auth.method !== 'header' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
   const hmacOnly = auth.algorithms.every((algorithm) => algorithm.startsWith('HS'))
   const jwtOptions: FastifyJWTOptions = {
     // A public key (RS/ES/PS/EdDSA) can only verify: @fastify/jwt then runs in verify-only mode, without `sign`.
@@ -122,14 +142,26 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
   await app.register(fastifyJwt, jwtOptions)
   registerTokenIssuer(app, auth) // signToken (plugins/token.ts): actions issue tokens with this jwt
   const allowed = new Set(allowedOrigins)
-  const crossSiteGuard = auth.method === 'cookie' ? (request: FastifyRequest) => isCrossSiteRefused(request, allowed) : undefined
-  const authenticate = createAuthenticator(app, lookup, crossSiteGuard)
+  const guard = (request: FastifyRequest) => isCrossSiteRefused(request, allowed)
+  const authenticate = createAuthenticator(app, lookup, auth.method === 'cookie' ? guard : undefined, auth.method === 'both' ? guard : undefined)
   engine.setAuthenticator(authenticate)
   const { jwt } = app
   const signer: TokenSigner = {
-    sign: (payload, options) => jwt.sign(payload, options as Parameters<typeof jwt.sign>[1]),
+    sign: (payload, options) => {
+      const problem = options?.expiresIn === undefined ? undefined : expiresInProblem(options.expiresIn)
+      if (problem) throw new TypeError(`jwt.sign: ${problem}`)
+      return jwt.sign(payload, options as Parameters<typeof jwt.sign>[1])
+    },
     verify: <T extends Record<string, unknown>>(token: string) => jwt.verify<T>(token),
   }
   // The authenticator also serves whole routes (the MCP endpoint's `requireAuth`).
   return { jwt: signer, authenticate }
 }
+
+/** JWT auth as the plugin `fastify-actions-auth`; `expose` receives the signer and the authenticator. */
+export const authPlugin = concern(
+  'auth',
+  async (app, { expose, ...options }: AuthPluginOptions & { expose: (auth: { jwt: TokenSigner; authenticate: Authenticator }) => void }) =>
+    expose(await setupAuth(app, options)),
+  { dependencies: ['request-scope'] },
+)

@@ -8,7 +8,7 @@ import { resolveUploadSettings, type UploadSettings, type UploadsConfig } from '
 export interface AuthConfig {
   /** The JWT verification secret (or public key for RS/ES/PS/EdDSA algorithms). */
   secret: string
-  method?: 'header' | 'cookie'
+  method?: 'header' | 'cookie' | 'both'
   headerName?: string
   cookieName?: string
   /** Accepted signing algorithms; HS256 by default. */
@@ -200,7 +200,7 @@ export type ResolvedUnderPressure = Readonly<Required<UnderPressureConfig>>
 /** AuthConfig with its defaults applied, checked once at boot. */
 export interface ResolvedAuth {
   readonly secret: string
-  readonly method: 'header' | 'cookie'
+  readonly method: 'header' | 'cookie' | 'both'
   /** Lower-cased, as Node stores request headers. */
   readonly headerName: string
   readonly cookieName: string
@@ -264,7 +264,7 @@ export function normalizeBaseUrl(baseUrl: string | undefined): string {
 export function resolveAuth(config: AuthConfig): ResolvedAuth {
   if (typeof config?.secret !== 'string' || config.secret === '') throw new ErrConfig(messages.authNoSecret)
   const method = config.method ?? DEFAULTS.auth.method
-  if (method !== 'header' && method !== 'cookie') throw new ErrConfig(messages.authBadMethod(String(method)))
+  if (method !== 'header' && method !== 'cookie' && method !== 'both') throw new ErrConfig(messages.authBadMethod(String(method)))
   const algorithms = config.algorithms ?? DEFAULTS.auth.algorithms
   if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.includes('none')) {
     throw new ErrConfig(messages.authBadAlgorithms)

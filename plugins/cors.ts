@@ -6,6 +6,7 @@ import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from './config.js'
 import { compilePathMatcher, pathOf } from './paths.js'
+import { concern } from './concern.js'
 
 export interface CorsPluginOptions {
   allowedOrigins: readonly string[]
@@ -190,3 +191,6 @@ export async function setupCors(app: FastifyInstance, options: CorsPluginOptions
   const { delegator, fixed } = compileCors(options)
   await app.register(fastifyCors, fixed ? { hook: 'onRequest', ...fixed } : { hook: 'onRequest', delegator })
 }
+
+/** Cross-origin rules as the plugin `fastify-actions-cors`. */
+export const corsPlugin = concern('cors', setupCors)

@@ -7,6 +7,7 @@ import { fail, type Failure } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { authFailureOf } from './auth-errors.js'
 import { FailureError, statusOf } from './http-status.js'
+import { concern } from './concern.js'
 
 /** What a request that threw answers: a coded failure, or an HTTP error's own status and message. */
 type ErrorAnswer = Failure | { status: number; message: string }
@@ -108,3 +109,6 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   )
 }
+
+/** The error and 404 envelopes as the plugin `fastify-actions-errors`, registered before any route it serves. */
+export const errorsPlugin = concern('errors', async (app, options: ErrorEnvelopeOptions) => installErrorEnvelope(app, options))

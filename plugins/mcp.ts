@@ -15,6 +15,7 @@ import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
 import { sendFailure } from './http-status.js'
 import { requestStoreOf } from './request-scope.js'
+import { concern } from './concern.js'
 
 export interface McpPluginOptions {
   engine: Engine
@@ -150,7 +151,7 @@ function notAllowed(_request: FastifyRequest, reply: FastifyReply) {
  * `POST {path}`: MCP's Streamable HTTP transport, stateless, JSON responses, one message per request.
  * GET (the optional SSE stream) and DELETE (sessions) answer 405, as the SDK's stateless examples do.
  */
-export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions): Promise<void> {
+async function serveMcp(app: FastifyInstance, options: McpPluginOptions): Promise<void> {
   const { config, context } = options
   const identity = identityOf(config)
   const registry = createToolRegistry(options.engine)
@@ -165,3 +166,6 @@ export async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions)
   app.get(config.path, { onRequest }, notAllowed)
   app.delete(config.path, { onRequest }, notAllowed)
 }
+
+/** MCP over Streamable HTTP as the plugin `fastify-actions-mcp`. */
+export const mcpPlugin = concern('mcp', serveMcp, { encapsulate: true, dependencies: ['errors', 'request-scope'] })

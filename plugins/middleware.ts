@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { compilePathMatcher } from './paths.js'
 import { requestStoreOf, type ActionsRequest } from './request-scope.js'
+import { concern } from './concern.js'
 
 /** What a middleware receives, in the manner of Hono's `c`. */
 export interface MiddlewareContext {
@@ -104,3 +105,8 @@ export function setupMiddleware(app: FastifyInstance, registry: MiddlewareRegist
     )
   })
 }
+
+/** The `addMiddleware` registry, run as one hook, as the plugin `fastify-actions-middleware`. */
+export const middlewarePlugin = concern('middleware', async (app, { registry, context }: { registry: MiddlewareRegistry; context: ServerContext<any> }) =>
+  setupMiddleware(app, registry, context),
+)

@@ -81,8 +81,14 @@ function errorResponses(protectedAction: boolean, rateLimited: boolean): Record<
   return responses
 }
 
+/** The security schemes a token may come through: the header, the cookie, or either (`auth.method: 'both'`). */
+function schemeNames(auth: DocumentOptions['auth']): string[] {
+  if (!auth) return []
+  return auth.method === 'cookie' ? ['cookieAuth'] : auth.method === 'header' ? ['bearerAuth'] : ['bearerAuth', 'cookieAuth']
+}
+
 function operationOf(service: Service, action: Action, options: DocumentOptions, operationId: string): Schema {
-  const security = action.isProtected ? [{ [options.auth?.method === 'cookie' ? 'cookieAuth' : 'bearerAuth']: [] }] : undefined
+  const security = action.isProtected ? schemeNames(options.auth).map((name) => ({ [name]: [] })) : undefined
   const content: Record<string, unknown> = action.isSpecial
     ? { 'multipart/form-data': { schema: uploadForm } }
     : { 'application/json': { schema: jsonBody(action) } }
@@ -134,7 +140,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Record<string, u
           },
         },
         responses: { '200': { description: 'The answer', content: { 'application/json': { schema: ref('Envelope') } } }, ...errorResponses(Boolean(auth), options.rateLimited) },
-        ...(auth ? { security: [{}, { [auth.method === 'cookie' ? 'cookieAuth' : 'bearerAuth']: [] }] } : {}),
+        ...(auth ? { security: [{}, ...schemeNames(auth).map((name) => ({ [name]: [] }))] } : {}),
       },
     },
   }
@@ -164,11 +170,17 @@ export function buildOpenApiDocument(options: DocumentOptions): Record<string, u
     ]),
   )
   const securitySchemes = auth
-    ? auth.method === 'cookie'
-      ? { cookieAuth: { type: 'apiKey', in: 'cookie', name: auth.cookieName, description: 'The JWT in a cookie' } }
-      : auth.headerName === 'authorization'
-        ? { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }
-        : { bearerAuth: { type: 'apiKey', in: 'header', name: auth.headerName, description: 'Bearer <JWT>' } }
+    ? {
+        ...(auth.method !== 'cookie'
+          ? {
+              bearerAuth:
+                auth.headerName === 'authorization'
+                  ? { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }
+                  : { type: 'apiKey', in: 'header', name: auth.headerName, description: 'Bearer <JWT>' },
+            }
+          : {}),
+        ...(auth.method !== 'header' ? { cookieAuth: { type: 'apiKey', in: 'cookie', name: auth.cookieName, description: 'The JWT in a cookie' } } : {}),
+      }
     : undefined
   return {
     ...openapi.extra,

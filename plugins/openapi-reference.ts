@@ -2,6 +2,7 @@ import scalar from '@scalar/fastify-api-reference'
 import type { FastifyInstance } from 'fastify'
 import { sendFailure } from './http-status.js'
 import { createOpenApiGate, type OpenApiPluginOptions } from './openapi.js'
+import { concern } from './concern.js'
 
 /**
  * `GET {baseUrl}/reference`: Scalar's API reference with the document embedded in the page (a page
@@ -9,7 +10,7 @@ import { createOpenApiGate, type OpenApiPluginOptions } from './openapi.js'
  * fonts or proxy from Scalar's hosts. Loaded only when enabled: @scalar/fastify-api-reference is an
  * optional peer dependency.
  */
-export async function referencePlugin(app: FastifyInstance, options: OpenApiPluginOptions & { path: string }): Promise<void> {
+async function serveReference(app: FastifyInstance, options: OpenApiPluginOptions & { path: string }): Promise<void> {
   const gate = createOpenApiGate(options.discovery, options.openapi)
   const page = options.path
   // The URL a request carries includes the prefix the plugin was registered under.
@@ -44,3 +45,6 @@ export async function referencePlugin(app: FastifyInstance, options: OpenApiPlug
     },
   })
 }
+
+/** The API reference page as the plugin `fastify-actions-reference`; it shows the document `fastify-actions-openapi` serves. */
+export const referencePlugin = concern('reference', serveReference, { encapsulate: true, dependencies: ['openapi'] })

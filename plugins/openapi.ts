@@ -3,6 +3,7 @@ import type { Failure } from '../lib/errors.js'
 import type { ResolvedOpenApi } from './config.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { sendFailure } from './http-status.js'
+import { concern } from './concern.js'
 
 export interface OpenApiPluginOptions {
   /** Built once at boot by `buildOpenApiDocument`. */
@@ -30,7 +31,7 @@ export function createOpenApiGate(discovery: OpenApiPluginOptions['discovery'], 
 }
 
 /** `GET {baseUrl}/openapi.json`: the document, built once here at boot, behind the discovery gate. */
-export async function openApiPlugin(app: FastifyInstance, options: OpenApiPluginOptions): Promise<void> {
+async function serveOpenApi(app: FastifyInstance, options: OpenApiPluginOptions): Promise<void> {
   const body = JSON.stringify(options.document)
   const gate = createOpenApiGate(options.discovery, options.openapi)
   app.get(options.openapi.path, (request, reply) => {
@@ -39,3 +40,6 @@ export async function openApiPlugin(app: FastifyInstance, options: OpenApiPlugin
     return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store').send(body)
   })
 }
+
+/** The OpenAPI document as the plugin `fastify-actions-openapi`. */
+export const openApiPlugin = concern('openapi', serveOpenApi, { encapsulate: true })

@@ -5,6 +5,7 @@ import { fail } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedRateLimit } from './config.js'
 import { FailureError } from './http-status.js'
+import { concern } from './concern.js'
 
 /** The key of every request that carries none of the key headers. */
 export const UNKNOWN_CLIENT = 'unknown-client'
@@ -80,3 +81,6 @@ export async function setupRateLimit(app: FastifyInstance, { config, diagnostics
     }
   })
 }
+
+/** Rate limiting as the plugin `fastify-actions-rate-limit`. */
+export const rateLimitPlugin = concern('rate-limit', setupRateLimit)

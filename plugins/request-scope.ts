@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { createRequestStore, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
 import { pathOf } from './paths.js'
+import { concern } from './concern.js'
 
 /** The `rest` value of a request store: the request being served. */
 export interface RestRequestContext {
@@ -55,3 +56,6 @@ export function setupRequestScope(app: FastifyInstance, context: ServerContext<a
     }
   })
 }
+
+/** The request scope as the plugin `fastify-actions-request-scope`. */
+export const requestScopePlugin = concern('request-scope', async (app, { context }: { context: ServerContext<any> }) => setupRequestScope(app, context))

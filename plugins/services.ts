@@ -11,6 +11,7 @@ import { checkExternalRequest } from '../lib/request.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
+import { concern } from './concern.js'
 
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is
@@ -128,7 +129,7 @@ export function actionRoutePath(baseUrl: string, service: string, action: string
 }
 
 /** `POST {baseUrl}/services`: one endpoint, three intents; an adapter around `engine.executeAction`. */
-export async function servicesPlugin(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
+async function serveServices(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
   const { engine, context, baseUrl } = options
   const discover = createDiscoveryAnswer(engine, options.discovery)
   const checkJson = options.multipart?.checkJson
@@ -198,7 +199,7 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
   if (!multipart) return
   // Router-wide: a second registration on the same app must not add it again.
   if (!app.hasConstraintStrategy(multipartConstraint.name)) app.addConstraintStrategy(multipartConstraint)
-  await app.register(async function multipartRoute(scope) {
+  await app.register(concern('uploads', async function multipartRoute(scope) {
     const read = await multipart.register(scope)
     scope.post(path, { constraints: { [multipartConstraint.name]: true } }, async (request, reply) => {
       const parsed = await read(request, reply)
@@ -210,7 +211,7 @@ export async function servicesPlugin(app: FastifyInstance, options: ServicesPlug
         return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
       })
     }
-  })
+  }, { encapsulate: true }))
 }
 
 /** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */
@@ -219,3 +220,6 @@ export function visibleActions(engine: Engine): ActionRoute[] {
     service.actions.filter(isVisibleToRest).map((action) => ({ service: service.name, action: action.name })),
   )
 }
+
+/** The services endpoint and the per-action routes (uploads inside) as the plugin `fastify-actions-services`. */
+export const servicesPlugin = concern('services', serveServices, { encapsulate: true, dependencies: ['errors', 'request-scope'] })

@@ -6,6 +6,7 @@ import type { FastifyStaticOptions } from '@fastify/static'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import { ErrStaticDir } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
+import { concern } from './concern.js'
 
 export const STATIC_PREFIX = '/assets/'
 
@@ -36,7 +37,7 @@ export interface StaticPluginOptions {
  * adapter is imported here, during `createServer`; when the import fails, static serving stays off
  * and `/assets/*` answers the 404 envelope. `addMiddleware` functions do not run for these routes.
  */
-export async function staticPlugin(app: FastifyInstance, options: StaticPluginOptions): Promise<void> {
+async function serveStatic(app: FastifyInstance, options: StaticPluginOptions): Promise<void> {
   const { dir, runtime, diagnostics } = options
   const root = resolve(process.cwd(), dir)
   try {
@@ -99,3 +100,6 @@ function insideRoot(root: string): (pathname: string) => boolean {
     return real === realRoot || real.startsWith(prefix)
   }
 }
+
+/** Static files at `/assets/*` as the plugin `fastify-actions-static`. */
+export const staticPlugin = concern('static', serveStatic, { encapsulate: true })

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { success } from '../lib/envelope.js'
 import { messages } from '../lib/messages.js'
 import type { PressureProbe } from './under-pressure.js'
+import { concern } from './concern.js'
 
 /** Route options that exempt a route from load shedding (under-pressure calls it, then goes on). */
 const notShed = { config: { pressureHandler: () => undefined } } as const
@@ -16,7 +17,7 @@ export interface StatusPluginOptions {
  * `GET /status`, not under the base URL. Its answer is the specification's
  * (`data: {}`) unless load shedding is on; then `data: { underPressure }`, and it is never shed.
  */
-export async function statusPlugin(app: FastifyInstance, { serverName, underPressure }: StatusPluginOptions): Promise<void> {
+async function serveStatus(app: FastifyInstance, { serverName, underPressure }: StatusPluginOptions): Promise<void> {
   const message = messages.running(serverName)
   if (!underPressure) {
     const body = success(message)
@@ -25,3 +26,6 @@ export async function statusPlugin(app: FastifyInstance, { serverName, underPres
   }
   app.get('/status', notShed, async (_request, reply) => reply.send(success(message, { underPressure: underPressure() })))
 }
+
+/** `GET /status` as the plugin `fastify-actions-status`. */
+export const statusPlugin = concern('status', serveStatus, { encapsulate: true })

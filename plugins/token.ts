@@ -18,7 +18,11 @@ export interface TokenCookieOptions {
 }
 
 export interface SignTokenOptions {
-  /** Lifetime: milliseconds, or a text such as `'1h'` or `'7d'`. None by default (the token never expires). */
+  /**
+   * Lifetime, as @fastify/jwt takes it: a number of **seconds** (`8 * 3600`), or a duration such as
+   * `'15m'`, `'8h'` or `'7d'`. Over a year is refused (a number of milliseconds, by mistake).
+   * None by default (the token never expires).
+   */
   expiresIn?: number | string
   /** Other claims options of @fastify/jwt's `sign` (`notBefore`, `jti`, `aud`, `iss`, `sub`, …). */
   sign?: Record<string, unknown>
@@ -27,6 +31,36 @@ export interface SignTokenOptions {
    * `true` for HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS; an object overrides those.
    */
   cookie?: boolean | TokenCookieOptions
+}
+
+/** A year in seconds: a longer lifetime is a mistake (milliseconds for seconds), refused. */
+const MAX_EXPIRES_IN = 365 * 24 * 3600
+
+// The duration texts @fastify/jwt (fast-jwt, through `ms`) accepts, and their length in seconds.
+const DURATION = /^(\d*\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i
+const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400, w: 604_800, y: 31_557_600 }
+
+function unitSeconds(unit: string | undefined): number {
+  if (!unit) return 0.001 // a bare number in a text is milliseconds in `ms`
+  const u = unit.toLowerCase()
+  if (u.startsWith('ms') || u.startsWith('msec') || u.startsWith('milli')) return UNIT_SECONDS.ms!
+  return UNIT_SECONDS[u[0]!]!
+}
+
+/**
+ * Checks a token lifetime before it is signed: a positive number of seconds or a duration text, at
+ * most a year. Returns the message of a refusal, or undefined.
+ */
+export function expiresInProblem(value: unknown): string | undefined {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value <= 0) return messages.tokenExpiresInInvalid(String(value))
+    return value > MAX_EXPIRES_IN ? messages.tokenExpiresInTooLong(String(value)) : undefined
+  }
+  const found = typeof value === 'string' ? DURATION.exec(value.trim()) : null
+  if (!found) return messages.tokenExpiresInInvalid(JSON.stringify(value))
+  const seconds = Number(found[1]) * unitSeconds(found[2])
+  if (!(seconds > 0)) return messages.tokenExpiresInInvalid(JSON.stringify(value))
+  return seconds > MAX_EXPIRES_IN ? messages.tokenExpiresInTooLong(JSON.stringify(value)) : undefined
 }
 
 interface Issuer {
@@ -62,9 +96,13 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
   if (typeof found === 'string') return Err(found)
   const { issuer, jwt, rest } = found
   if (!issuer.canSign) return Err(messages.tokenVerifyOnly)
-  if (options.cookie && (issuer.method !== 'cookie' || typeof rest.reply.setCookie !== 'function')) return Err(messages.tokenNoCookies)
+  if (options.cookie && (issuer.method === 'header' || typeof rest.reply.setCookie !== 'function')) return Err(messages.tokenNoCookies)
   const signOptions: Record<string, unknown> = { ...options.sign }
-  if (options.expiresIn !== undefined) signOptions.expiresIn = options.expiresIn
+  if (options.expiresIn !== undefined) {
+    const problem = expiresInProblem(options.expiresIn)
+    if (problem) return Err(`signToken: ${problem}`)
+    signOptions.expiresIn = options.expiresIn
+  }
   const token = jwt.sign(claims, signOptions)
   if (options.cookie) {
     rest.reply.setCookie(issuer.cookieName, token, {
@@ -82,7 +120,7 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
 export function clearTokenCookie(options: TokenCookieOptions = {}): Result<null, string> {
   const found = currentIssuer()
   if (typeof found === 'string') return Err(found)
-  if (found.issuer.method !== 'cookie') return Err(messages.tokenNoCookies)
+  if (found.issuer.method === 'header') return Err(messages.tokenNoCookies)
   found.rest.reply.clearCookie(found.issuer.cookieName, { path: '/', ...options })
   return Ok(null)
 }

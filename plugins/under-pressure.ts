@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { fail } from '../lib/errors.js'
 import type { ResolvedUnderPressure } from './config.js'
 import { FailureError } from './http-status.js'
+import { concern } from './concern.js'
 
 /** What @fastify/under-pressure throws under pressure: the error handler answers the 503 envelope. */
 class UnderPressure extends FailureError {
@@ -35,3 +36,7 @@ export async function setupUnderPressure(app: FastifyInstance, options: Resolved
   return () => app.isUnderPressure()
 }
 
+/** Load shedding as the plugin `fastify-actions-load-shedding`; `expose` receives the pressure probe for the status route. */
+export const loadSheddingPlugin = concern('load-shedding', async (app, { expose, ...options }: ResolvedUnderPressure & { expose: (probe: PressureProbe) => void }) =>
+  expose(await setupUnderPressure(app, options)),
+)

@@ -2,7 +2,8 @@ import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
 import { eq } from 'drizzle-orm'
 import Type from 'typebox'
-import { clearTokenCookie, createAction, createService, Err, getContext, handleError, Ok, signToken, type DBX } from '../../lib/index.js'
+import { clearTokenCookie, createAction, createService, Err, getContext, handleError, Ok, signToken } from '../../lib/index.js'
+import type { Db } from '../db.js'
 import { users } from '../schema.js'
 
 // Accounts of the web page: passwords hashed with scrypt, a JWT issued by signToken into the auth
@@ -30,7 +31,7 @@ async function checkPassword(password: string, stored: string): Promise<boolean>
   return timingSafeEqual(actual, expected)
 }
 
-const database = () => getContext<DBX>().resources.database as DBX
+const database = () => getContext<Db>().resources.database as Db
 
 const Credentials = Type.Object(
   {

@@ -3,7 +3,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { and, desc, eq } from 'drizzle-orm'
 import Type from 'typebox'
-import { createAction, createModel, createService, Err, getContext, handleError, Ok, UploadedFiles, type DBX } from '../../lib/index.js'
+import { createAction, createModel, createService, Err, getContext, handleError, Ok, UploadedFiles } from '../../lib/index.js'
+import type { Db } from '../db.js'
 import { attachments, tasks } from '../schema.js'
 
 /** CRUD on the tasks table; the database is read from the context (`resources.database`) at each call. */
@@ -89,7 +90,7 @@ const mine = createAction({
     const user = context.getUser()
     if (!user) return Err(signInRequired)
     // Beyond CRUD, a query is plain Drizzle on the context's database.
-    const db = getContext<DBX>().resources.database
+    const db = getContext<Db>().resources.database
     if (!db) return Err('No database')
     try {
       const items = await db.select().from(tasks).where(eq(tasks.ownerId, user.userId)).orderBy(desc(tasks.createdAt))
@@ -134,7 +135,7 @@ const attach = createAction({
   handler: async (data, context) => {
     const user = context.getUser()
     if (!user) return Err(signInRequired)
-    const db = getContext<DBX>().resources.database as DBX
+    const db = getContext<Db>().resources.database as Db
     const [task] = await db.select({ id: tasks.id }).from(tasks).where(and(eq(tasks.id, data.fields.taskId), eq(tasks.ownerId, user.userId)))
     if (!task) return Err(taskNotFound)
     const files = Array.isArray(data.files.file) ? data.files.file : [data.files.file]
@@ -165,7 +166,7 @@ const listAttachments = createAction({
   handler: async (data, context) => {
     const user = context.getUser()
     if (!user) return Err(signInRequired)
-    const db = getContext<DBX>().resources.database as DBX
+    const db = getContext<Db>().resources.database as Db
     const owned = eq(tasks.ownerId, user.userId)
     const items = await db
       .select({

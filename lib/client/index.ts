@@ -2,12 +2,11 @@
  * fastify-actions/client: a typed client for the services endpoint, in browsers and Node 20+.
  * No runtime dependency and no server code: every import from outside lib/client is `import type`.
  */
-import type { Service } from '../action.js'
 import { clientError, clientErrorCodes, clientMessages, messageOf } from './errors.js'
 import { clientProxy } from './proxy.js'
 import { createSend } from './request.js'
 import { Err } from './result.js'
-import type { CallOptions, Client, ClientOptions, ClientResult, DiscoveryOptions, ReservedNameCheck, UploadInput } from './types.js'
+import type { CallOptions, Client, ClientOptions, ClientResult, DiscoveryOptions, ReservedNameCheck, ServiceShape, UploadInput } from './types.js'
 import { toUploadForm } from './upload-form.js'
 
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
@@ -19,7 +18,7 @@ export type * from './types.js'
  * Creates a client. `createClient<typeof services>({ baseUrl })` types every call from the server's
  * services (built with `createAction` / `createService`); without the type argument, calls are untyped.
  */
-export function createClient<T extends readonly Service[] = Service[]>(options: ClientOptions & ReservedNameCheck<T>): Client<T> {
+export function createClient<T extends readonly ServiceShape[] = ServiceShape[]>(options: ClientOptions & ReservedNameCheck<T>): Client<T> {
   const send = createSend(options)
 
   function execute(service: string, action: string, payload: unknown, call?: CallOptions): Promise<ClientResult<unknown>> {

@@ -1,5 +1,4 @@
 import type { IsHiddenFromRest, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
-import type { Service } from '../action.js'
 import type { ClientError } from './errors.js'
 import type { FileInput } from './files.js'
 import type { Result } from './result.js'
@@ -116,7 +115,24 @@ export type UploadInputFor<A> = { files: UploadFilesOf<A>; fields?: UploadFields
 /** Service names the client's own methods use: refused by `createClient<typeof services>`. */
 export type ReservedServiceName = 'invoke' | 'explore' | 'schema' | 'upload' | ProbedName
 
-type Services = readonly Service[]
+/**
+ * What the client needs of a service type: its name and its actions' names. Structural on purpose:
+ * the services type usually comes from the server's own project, with its own copy of
+ * fastify-actions, whose `Service` (through `ServerContext`, a class with private members) is
+ * another type to TypeScript than this copy's. Every typed detail of an action (its input, output,
+ * visibility, uploads) is read from the action's own type by inference, never by identity.
+ */
+export interface ServiceShape {
+  readonly name: string
+  readonly actions: readonly ActionShape[]
+}
+
+/** What the client needs of an action type: its name (the rest is inferred from the action itself). */
+export interface ActionShape {
+  readonly name: string
+}
+
+type Services = readonly ServiceShape[]
 type IsUntyped<T extends Services> = string extends T[number]['name'] ? true : false
 
 type UntypedCall = (payload?: Record<string, unknown>, options?: CallOptions) => Promise<ClientResult<unknown>>
@@ -164,7 +180,7 @@ export interface ClientMethods<T extends Services> {
   ): Promise<ClientResult<UploadResult<T, S, A>>>
 }
 
-export type Client<T extends Services = Service[]> = InferApi<T> & ClientMethods<T>
+export type Client<T extends Services = ServiceShape[]> = InferApi<T> & ClientMethods<T>
 
 /** `createClient<typeof services>` with a service named like a client method: a compile error that names it. */
 export type ReservedNameCheck<T extends Services> = [Extract<T[number]['name'], ReservedServiceName>] extends [never]

@@ -1,6 +1,6 @@
 /** The row operations of a model (create, read, update, delete, their transaction variants), as functions over its ModelParts. */
 import type { SQL } from 'drizzle-orm'
-import type { PgTable } from 'drizzle-orm/pg-core'
+import type { DrizzleTable as PgTable } from './types.js'
 import { messages } from '../messages.js'
 import { Ok, type Result } from '../result.js'
 import { attempt, fail, modelDatabase, prepare, type ModelParts } from './model-parts.js'

@@ -1,4 +1,4 @@
-import type { Column, Table } from 'drizzle-orm'
+import type { Column } from 'drizzle-orm'
 
 // Drizzle's key of a class's entity kind (`entityKind` of 'drizzle-orm/entity', a global symbol).
 const entityKind = Symbol.for('drizzle:entityKind')
@@ -30,7 +30,7 @@ export function isEntity(value: unknown, kind: string): boolean {
 const COLUMNS = Symbol.for('drizzle:Columns')
 
 /** Drizzle's `getTableColumns`, which lives in 'drizzle-orm/utils' beside much else. */
-export function tableColumns(table: Table): Record<string, Column> {
+export function tableColumns(table: object): Record<string, Column> {
   return (table as unknown as Record<symbol, Record<string, Column>>)[COLUMNS]
 }
 
@@ -38,6 +38,6 @@ export function tableColumns(table: Table): Record<string, Column> {
 const NAME = Symbol.for('drizzle:Name')
 
 /** Drizzle's `getTableName`, without importing 'drizzle-orm/table'. */
-export function tableName(table: Table): string {
+export function tableName(table: object): string {
   return (table as unknown as Record<symbol, string>)[NAME]
 }

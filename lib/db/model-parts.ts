@@ -1,5 +1,5 @@
 /** A model's shared state (ModelParts) and the steps every operation goes through: database, validation, Err and logging. */
-import type { PgTable } from 'drizzle-orm/pg-core'
+import type { DrizzleTable as PgTable } from './types.js'
 import type { TSchema } from 'typebox'
 import { isPlainObject } from '../envelope.js'
 import { contextLogger, handleError } from '../handle-error.js'

@@ -1,10 +1,11 @@
-import type { PgTable } from 'drizzle-orm/pg-core'
+import type { DrizzleTable as PgTable } from './types.js'
 import { createRow, deleteRow, findAllRows, findRowById, inTransaction, updateRow } from './crud.js'
 import { createModelParts } from './model-parts.js'
 import { findPage } from './pagination.js'
 import type { Model, ModelOptions, UpdateParams, WriteParams } from './types.js'
 
-export { DEFAULT_PAGE_SIZE } from './pagination.js'
+// Declared in types.ts, whose declarations reach no drizzle-orm type (pagination's do, through the model's parts).
+export { DEFAULT_PAGE_SIZE } from './types.js'
 
 /**
  * CRUD operations on one table. Every operation returns a Result: a data problem (validation,

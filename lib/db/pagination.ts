@@ -1,13 +1,14 @@
 /** `findPaginated`: one page of a model's rows, by offset or by cursor. */
-import type { PgTable } from 'drizzle-orm/pg-core'
+import type { DrizzleTable as PgTable } from './types.js'
 import { messages } from '../messages.js'
 import { Ok, type Result } from '../result.js'
 import { sqlBuilders } from './drizzle.js'
+import { DEFAULT_PAGE_SIZE } from './types.js'
 import { attempt, fail, modelDatabase, type ModelParts } from './model-parts.js'
 import { newestFirst } from './table-info.js'
 import type { CursorPage, DBX, OffsetPage, PaginationOptions } from './types.js'
 
-export const DEFAULT_PAGE_SIZE = 50
+export { DEFAULT_PAGE_SIZE }
 
 type Row = Record<string, unknown>
 type Page = OffsetPage<Row> | CursorPage<Row>

@@ -1,4 +1,5 @@
-import type { Column, Table } from 'drizzle-orm'
+import type { Column } from 'drizzle-orm'
+import type { DrizzleTable as Table } from './types.js'
 import { isEntity, tableColumns } from './entity.js'
 import Type, { type TSchema } from 'typebox'
 import { ErrNotATable, ErrRelationSchema } from '../errors.js'
@@ -21,12 +22,19 @@ const DateObject = () =>
   )
 
 /** Columns whose driver value is a Date: the model turns their ISO strings into Dates before writing. */
-export function isDateColumn(column: Column): boolean {
+/** What the exported column checks read of a Drizzle column (structural: see types.ts). */
+interface ColumnFlags {
+  dataType: string
+  generated?: { type?: string } | undefined
+  generatedIdentity?: { type?: string } | undefined
+}
+
+export function isDateColumn(column: ColumnFlags): boolean {
   return column.dataType === 'date'
 }
 
 /** Generated columns (`generatedAlwaysAs`, identity `always`) are written by the database only. */
-export function isWritable(column: Column): boolean {
+export function isWritable(column: ColumnFlags): boolean {
   return column.generated?.type !== 'always' && column.generatedIdentity?.type !== 'always'
 }
 
@@ -113,7 +121,7 @@ function nullable(column: Column, schema: TSchema): TSchema {
 function columnsOf(table: unknown): Record<string, Column> {
   if (isEntity(table, 'Relations')) throw new ErrRelationSchema()
   if (!isEntity(table, 'Table')) throw new ErrNotATable()
-  return tableColumns(table as Table)
+  return tableColumns(table as never)
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { Column, SQL } from 'drizzle-orm'
 import type { SqlBuilders } from './drizzle.js'
 import { tableColumns, tableName } from './entity.js'
-import type { PgTable } from 'drizzle-orm/pg-core'
+import type { DrizzleTable as PgTable } from './types.js'
 import type { TSchema } from 'typebox'
 import { Compile, type XSchema } from 'typebox/schema'
 import { ErrNoIdColumn } from '../errors.js'

@@ -1,13 +1,38 @@
-import type { Table } from 'drizzle-orm'
-import type { PgDatabase, PgQueryResultHKT, PgTable } from 'drizzle-orm/pg-core'
 import type { TObject, TOptional, TUnsafe } from 'typebox'
 import type { Result } from '../result.js'
 
+/*
+ * The types of the data helpers are structural: nothing here imports drizzle-orm's declarations,
+ * which do not type-check under `skipLibCheck: false` (they reach its optional drivers), so a
+ * program that imports fastify-actions (and never a database) can check every declaration file.
+ * A Drizzle table or database fits these shapes as it is.
+ */
+
+/** A Drizzle table (`pgTable(...)`): what the helpers read of its type, the row and insert types. */
+export interface DrizzleTable {
+  readonly $inferSelect: object
+  readonly $inferInsert: object
+}
+
 /**
  * A root database (drizzle-orm/pglite or drizzle-orm/node-postgres) or a transaction of one:
- * a Drizzle transaction is a PgDatabase too, so anything that takes a DBX runs inside it.
+ * a Drizzle transaction is a PgDatabase too, so anything that takes a DBX runs inside it. Any
+ * Drizzle `PgDatabase` is one (a structural type: see above).
  */
-export type DBX = PgDatabase<PgQueryResultHKT, any, any>
+export interface DBX {
+  select: (...args: any[]) => any
+  insert: (...args: any[]) => any
+  update: (...args: any[]) => any
+  delete: (...args: any[]) => any
+  execute: (...args: any[]) => any
+  transaction: <R>(run: (tx: any) => Promise<R>, config?: any) => Promise<R>
+}
+
+/** Rows per page of `findPaginated` when no `limit` is given. */
+export const DEFAULT_PAGE_SIZE = 50
+
+type Table = DrizzleTable
+type PgTable = DrizzleTable
 
 /** The parameter every data function accepts: the database or transaction to run on. */
 export interface DBParams {

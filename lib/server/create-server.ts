@@ -11,14 +11,19 @@ import { ErrSingletonMismatch, isActionsError } from '../errors.js'
 import { messages } from '../messages.js'
 import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
 import { createFetch, type FetchFunction } from './fetch.js'
-import { buildCore, loggerFor, mountActions, type Core } from './plugin.js'
+import { buildCore, decorateActions, loggerFor, mountActions, type Core } from './plugin.js'
+import { schemeOf } from './urls.js'
 
-/** The Fastify app of a server: a Fastify instance with the web-standard `fetch`. */
-export type ActionsApp = FastifyInstance & { fetch: FetchFunction }
+/**
+ * The Fastify app of a server: a Fastify instance with the web-standard `fetch`, and the server's
+ * engine and context decorated (`app.engine`, `app.serverContext`), reachable from any plugin
+ * registered on it.
+ */
+export type ActionsApp<TDB = unknown> = FastifyInstance & { fetch: FetchFunction; engine: Engine; serverContext: ServerContext<TDB> }
 
 /** The REST side of a server. */
-export interface RestInterface {
-  app: ActionsApp
+export interface RestInterface<TDB = unknown> {
+  app: ActionsApp<TDB>
   config: RestConfig
   addMiddleware: (path: string, fn: Middleware) => void
 }
@@ -28,13 +33,13 @@ export interface ServerInstance<TDB = unknown> {
   engine: Engine
   context: ServerContext<TDB>
   /** Present exactly when `config.rest` was given. */
-  rest?: RestInterface
+  rest?: RestInterface<TDB>
   /** Closes the REST app (in-flight requests finish first). */
   close: () => Promise<void>
 }
 
 /** A server built with `rest`: its `rest` is there. */
-export type RestServerInstance<TDB = unknown> = ServerInstance<TDB> & { rest: RestInterface }
+export type RestServerInstance<TDB = unknown> = ServerInstance<TDB> & { rest: RestInterface<TDB> }
 
 let instance: ServerInstance<any> | undefined
 let pending: Promise<ServerInstance<any>> | undefined
@@ -134,10 +139,11 @@ async function boot(core: Core): Promise<void> {
   }
 }
 
+/** The specification's lines, from `rest.host` and `rest.port`, before anything listens (lib/server/urls.ts prints the real ones on listen when they differ). */
 function printUrls(rest: ResolvedRest): void {
-  const scheme = rest.fastify.https ? 'https' : 'http'
-  console.log(`POST ${scheme}://${rest.host}:${rest.port}${rest.baseUrl}/services`)
-  if (rest.enableStatus) console.log(`GET ${scheme}://${rest.host}:${rest.port}/status`)
+  const origin = `${schemeOf(rest)}://${rest.host}:${rest.port}`
+  console.log(`POST ${origin}${rest.baseUrl}/services`)
+  if (rest.enableStatus) console.log(`GET ${origin}/status`)
 }
 
 async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): Promise<ServerInstance<TDB>> {
@@ -146,13 +152,14 @@ async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): 
   printServices(resolved)
   await boot(core)
 
-  let rest: RestInterface | undefined
+  let rest: RestInterface<TDB> | undefined
   if (app && resolved.rest && config.rest) {
     try {
       app.decorate('fetch', createFetch(app))
+      decorateActions(app, core, undefined)
       closeConnectionsWhenDrained(app)
       const handle = await mountActions(app, core, true)
-      rest = { app: app as ActionsApp, config: config.rest, addMiddleware: handle.addMiddleware }
+      rest = { app: app as ActionsApp<TDB>, config: config.rest, addMiddleware: handle.addMiddleware }
     } catch (error) {
       // A plugin refused its options: close what was built, and leave nothing reachable through getContext().
       await app.close().catch(() => {})

@@ -1,11 +1,14 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, RegisterOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { concern } from '../../plugins/concern.js'
 import type { TokenSigner } from '../../plugins/auth.js'
-import { setupCors } from '../../plugins/cors.js'
-import { installErrorEnvelope } from '../../plugins/errors.js'
-import { MiddlewareRegistry, setupMiddleware, type Middleware } from '../../plugins/middleware.js'
+import { corsPlugin } from '../../plugins/cors.js'
+import { errorsPlugin } from '../../plugins/errors.js'
+import { MiddlewareRegistry, middlewarePlugin, type Middleware } from '../../plugins/middleware.js'
 import { openApiPlugin } from '../../plugins/openapi.js'
 import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
-import { setupRequestScope } from '../../plugins/request-scope.js'
+import { requestScopePlugin } from '../../plugins/request-scope.js'
+import type { PressureProbe } from '../../plugins/under-pressure.js'
 import { servicesPlugin } from '../../plugins/services.js'
 import { staticPlugin } from '../../plugins/static.js'
 import { statusPlugin } from '../../plugins/status.js'
@@ -14,13 +17,14 @@ import { runOnBoot } from '../boot.js'
 import { createContext, setCurrentContext, type ServerContext } from '../context.js'
 import { thrownMessage } from '../db/errors.js'
 import { createDiagnostics, type Diagnostics } from '../diagnostics.js'
-import { createEngine, type Engine } from '../engine.js'
+import { createEngine, type Authenticator, type Engine } from '../engine.js'
 import { createOtelInstrument } from '../tracing.js'
 import { ErrConfig, ErrNotRegistered, fail } from '../errors.js'
 import type { LogEntry, ServiceLogger } from '../logger.js'
 import { messages } from '../messages.js'
 import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
 import { createFetch, type FetchFunction } from './fetch.js'
+import { originOf, reaches, schemeOf, urlLines } from './urls.js'
 
 /** The engine and context of one server or plugin registration, and the diagnostics they write through. */
 export interface Core {
@@ -107,10 +111,11 @@ function scoped(core: Core, own: boolean | undefined, logger: ServiceLogger | un
 const registrations = new WeakMap<object, Map<string, ActionsHandle<any>>>()
 
 /**
- * Serves the actions on `app`'s context, in the fixed order: error and 404 envelopes, request
- * scope, CORS, load shedding, rate limit, static files, middleware, auth, uploads + services, status. Every hook is
- * added to `app` itself: with `createServer` that is the root (so custom routes get them too), with
- * the plugin it is the plugin's own encapsulated context (so the user's other routes do not).
+ * Serves the actions on `app`'s context: one named plugin per concern, in this fixed order
+ * (docs/architecture.md draws the tree `app.printPlugins()` prints). Each optional concern is
+ * registered, and its module imported, only when it is on. Every hook is added to `app` itself: with
+ * `createServer` that is the root (so custom routes get them too), with the plugin it is the
+ * plugin's own encapsulated context (so the user's other routes do not).
  */
 export async function mountActions(app: FastifyInstance, core: Core, ownsApp: boolean): Promise<ActionsHandle<any>> {
   const { config, context, engine } = core
@@ -118,41 +123,29 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   if (!rest) throw new ErrConfig('fastify-actions: rest is required to serve actions')
   const logger = loggerFor(config, app)
   const diagnostics = scoped(core, rest.diagnostics, logger)
+  const baseUrl = `${app.prefix}${rest.baseUrl}`
+  const middleware = new MiddlewareRegistry()
+  let pressure: PressureProbe | undefined
+  let auth: { jwt: TokenSigner; authenticate: Authenticator } | undefined
 
   // Fastify has one 404 handler per prefix: a plugin registered without a prefix leaves the app's to its owner.
-  const notFound = ownsApp || app.prefix !== ''
-  installErrorEnvelope(app, { baseUrl: `${app.prefix}${rest.baseUrl}`, diagnostics, notFound })
-  setupRequestScope(app, context)
-  if (rest.cors) await setupCors(app, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
+  await app.register(errorsPlugin, { baseUrl, diagnostics, notFound: ownsApp || app.prefix !== '' })
+  await app.register(requestScopePlugin, { context })
+  if (rest.cors) await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
   // After CORS, so a browser can read the 503; before everything that costs work.
-  // Each optional part is imported only when it is on: a feature left off loads none of its packages.
-  const underPressure = rest.underPressure ? await (await import('../../plugins/under-pressure.js')).setupUnderPressure(app, rest.underPressure) : undefined
-  if (rest.rateLimiting) {
-    const { setupRateLimit } = await import('../../plugins/rate-limit.js')
-    await setupRateLimit(app, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
-  }
+  if (rest.underPressure) await app.register((await import('../../plugins/under-pressure.js')).loadSheddingPlugin, { ...rest.underPressure, expose: (probe) => (pressure = probe) })
+  if (rest.rateLimiting) await app.register((await import('../../plugins/rate-limit.js')).rateLimitPlugin, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
-  const middleware = new MiddlewareRegistry()
-  setupMiddleware(app, middleware, context)
-  const auth = config.auth ? await (await import('../../plugins/auth.js')).setupAuth(app, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins }) : undefined
+  await app.register(middlewarePlugin, { registry: middleware, context })
+  if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, expose: (parts) => (auth = parts) })
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes })
-  if (rest.openapi) {
-    const document = buildOpenApiDocument({ engine, openapi: rest.openapi, baseUrl: `${app.prefix}${rest.baseUrl}`, auth: config.auth, rateLimited: Boolean(rest.rateLimiting) })
-    const options = { document, openapi: rest.openapi, discovery: rest.discovery }
-    await app.register(openApiPlugin, options)
-    if (rest.openapi.referencePath) {
-      const { referencePlugin } = await loadReference()
-      await app.register(referencePlugin, { ...options, path: rest.openapi.referencePath })
-    }
-  }
-  if (rest.mcp) {
-    const { mcpPlugin } = await loadMcp()
-    await app.register(mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
-  }
-  if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure })
+  if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
+  if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
+  if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })
+  printUrlsOnListen(app, rest, ownsApp)
 
-  const handle: ActionsHandle<any> = Object.freeze({
+  return remember(app, {
     prefix: app.prefix,
     engine,
     context,
@@ -161,6 +154,44 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
     addMiddleware: (path: string, fn: Middleware) => middleware.add(path, fn),
     jwt: auth?.jwt,
   })
+}
+
+/**
+ * Once the app listens, the URLs it really answers on: always in plugin mode (nothing was printed
+ * before), and with `createServer` when the address differs from `rest.host`:`rest.port`, which the
+ * specification's line printed before `listen` (lib/server/urls.ts).
+ */
+function printUrlsOnListen(app: FastifyInstance, rest: NonNullable<ResolvedConfig['rest']>, ownsApp: boolean): void {
+  const prefix = app.prefix
+  app.addHook('onListen', function printListening(done) {
+    const address = app.server.address()
+    if (address && typeof address === 'object' && !(ownsApp && reaches(rest, address))) {
+      const origin = originOf(schemeOf(rest), address)
+      console.log(`Listening on ${origin}:\n${urlLines(origin, rest, prefix).join('\n')}`)
+    }
+    done()
+  })
+}
+
+interface OpenApiParts {
+  engine: Engine
+  baseUrl: string
+  auth: ResolvedConfig['auth']
+  rateLimited: boolean
+  discovery: NonNullable<ResolvedConfig['rest']>['discovery']
+}
+
+/** The OpenAPI document (`fastify-actions-openapi`) and, when on, its reference page (`fastify-actions-reference`). */
+async function registerOpenApi(app: FastifyInstance, openapi: NonNullable<NonNullable<ResolvedConfig['rest']>['openapi']>, parts: OpenApiParts): Promise<void> {
+  const document = buildOpenApiDocument({ engine: parts.engine, openapi, baseUrl: parts.baseUrl, auth: parts.auth, rateLimited: parts.rateLimited })
+  const options = { document, openapi, discovery: parts.discovery }
+  await app.register(openApiPlugin, options)
+  if (openapi.referencePath) await app.register((await loadReference()).referencePlugin, { ...options, path: openapi.referencePath })
+}
+
+/** Files the handle of a registration for `getActions(app, prefix)`. */
+function remember(app: FastifyInstance, fields: ActionsHandle<any>): ActionsHandle<any> {
+  const handle = Object.freeze(fields)
   let byPrefix = registrations.get(app.server)
   if (!byPrefix) registrations.set(app.server, (byPrefix = new Map()))
   byPrefix.set(app.prefix, handle)
@@ -202,18 +233,88 @@ function bootWait(app: FastifyInstance, config: ResolvedConfig, explicit: boolea
   return Object.freeze({ ...config, onBoot: Object.freeze({ ...config.onBoot, maxWaitTime: Math.max(1, room) }) })
 }
 
+/** The options of the plugin: `createServer`'s config, and a `name` when one app holds several registrations. */
+export type FastifyActionsOptions<TDB = unknown> = ServerConfig<TDB> & {
+  /**
+   * Where the registration's engine and context are decorated: without a name on `app.engine` and
+   * `app.serverContext` (one registration per context); with one on `app.actions[name]`.
+   */
+  name?: string
+}
+
+/** What a named registration decorates `app.actions[name]` with. */
+export interface ActionsDecorations<TDB = unknown> {
+  readonly engine: Engine
+  readonly serverContext: ServerContext<TDB>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The engine of fastify-actions: on `createServer`'s app (and every plugin registered on it), and
+     * where the plugin was registered without a `name`. Fastify's convention types a decorator on every
+     * instance (as @fastify/jwt's `jwt`); it is there at run time only in those contexts.
+     */
+    engine: Engine
+    /** The shared context the actions of that registration run with (`ServerContext`). */
+    serverContext: ServerContext<any>
+    /** The registrations made with a `name`, by name: `app.actions.v1.engine`. */
+    actions: Record<string, ActionsDecorations<any>>
+  }
+}
+
+const NAME = /^[A-Za-z_$][\w$]*$/
+
+// The engines this library decorated an app with: a second unnamed registration finds one of these.
+const decoratedEngines = new WeakSet<object>()
+
+/**
+ * Decorates `app` with the engine and context of one registration: `app.engine` and
+ * `app.serverContext` without a name, `app.actions[name]` with one. A name already taken, or an
+ * `engine` / `serverContext` decorator of another plugin, is refused with a configuration error
+ * before anything is served. A second registration without a name in the same context leaves
+ * `app.engine` to the first (a warning says how to reach it: a `name`, or `getActions(app, prefix)`).
+ */
+export function decorateActions(app: FastifyInstance, core: Pick<Core, 'engine' | 'context'>, name: string | undefined, warn: (message: string) => void = () => {}): void {
+  if (name === undefined) {
+    if (!app.hasDecorator('engine') && !app.hasDecorator('serverContext')) {
+      app.decorate('engine', core.engine)
+      app.decorate('serverContext', core.context)
+      decoratedEngines.add(core.engine)
+      return
+    }
+    if (!decoratedEngines.has(app.engine)) {
+      throw new ErrConfig('fastify-actions: this app already has an `engine` or `serverContext` decorator from another plugin: register fastify-actions with a `name` (app.actions[name])')
+    }
+    warn(messages.secondUnnamedRegistration)
+    return
+  }
+  if (typeof name !== 'string' || !NAME.test(name)) throw new ErrConfig(`fastify-actions: name must be an identifier (letters, digits, _ or $), got ${JSON.stringify(name)}`)
+  if (!app.hasDecorator('actions')) app.decorate('actions', {} as Record<string, ActionsDecorations<any>>)
+  if (Object.hasOwn(app.actions, name)) throw new ErrConfig(`fastify-actions: a registration named '${name}' already exists on this app: names must be unique`)
+  app.actions[name] = Object.freeze({ engine: core.engine, serverContext: core.context })
+}
+
 /**
  * fastify-actions as a Fastify plugin: `await app.register(fastifyActions, config)`. `config` is
  * `createServer`'s (`rest.host`, `rest.port` and `rest.fastify` do not apply: the app is yours).
- * It honours `prefix`, keeps its hooks and envelopes on its own routes, and rejects `register` /
- * `ready()` with a coded error when `onBoot` fails. Reach it with `getActions(app, prefix)`.
+ * It honours `prefix`, keeps its hooks and envelopes on its own routes (an encapsulated context of
+ * its own), decorates the context it is registered in (`decorateActions`), and rejects `register` /
+ * `ready()` with a coded error when `onBoot` fails. Reach it with the decorators or `getActions(app, prefix)`.
  */
-export const fastifyActions: FastifyPluginAsync<ServerConfig<any>> = async function fastifyActions(app, options) {
-  const config = bootWait(app, resolveConfig(options, { baseUrl: '', allowedOrigins: [] }), options.onBoot?.maxWaitTime !== undefined)
-  const core = buildCore(config, loggerFor(config, app))
-  if (config.onBoot) await runOnBoot(config.onBoot, core.context)
-  await mountActions(app, core, false)
-}
+export const fastifyActions: FastifyPluginAsync<FastifyActionsOptions<any>> = fp(
+  async function fastifyActions(app: FastifyInstance, options: FastifyActionsOptions<any>) {
+    const { name, prefix, logLevel, logSerializers } = options as FastifyActionsOptions<any> & RegisterOptions
+    const config = bootWait(app, resolveConfig(options, { baseUrl: '', allowedOrigins: [] }), options.onBoot?.maxWaitTime !== undefined)
+    const core = buildCore(config, loggerFor(config, app))
+    // Said whatever `diagnostics` is (like the unprotected-actions warning): the user must learn where the engine is.
+    decorateActions(app, core, name, (message) => createDiagnostics(true, loggerFor(config, app)).warn('fastifyActions', message))
+    if (config.onBoot) await runOnBoot(config.onBoot, core.context)
+    // Its own encapsulated context: the hooks and envelopes stay on its routes, under the prefix given to register.
+    await app.register(concern('routes', async (scope) => void (await mountActions(scope, core, false)), { encapsulate: true }), { prefix, logLevel, logSerializers })
+  },
+  { name: 'fastify-actions', fastify: '5.x' },
+)
 
 /**
  * The registration of fastify-actions under `prefix` on this app (`''` when registered without one,

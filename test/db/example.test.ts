@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
-import { messages, type DBX, type LogEntry, type ServiceLogger } from '../../lib/index.js'
-import { openDatabase, setupDatabase } from '../../example/db.js'
+import { messages, type LogEntry, type ServiceLogger } from '../../lib/index.js'
+import { openDatabase, setupDatabase, type Db } from '../../example/db.js'
 import { signInRequired, taskService } from '../../example/services/tasks.js'
 import { buildServer, execute } from '../helpers/server.js'
 import { openPostgres, postgresSkipReason, type TapTest } from '../helpers/postgres.js'
@@ -26,7 +26,7 @@ function recordingLogger() {
 }
 
 /** The tasks service of `npm start`, over HTTP, on one database. */
-async function exampleSuite(t: TapTest, db: DBX) {
+async function exampleSuite(t: TapTest, db: Db) {
   const { logger, entries } = recordingLogger()
   const server = await buildServer({
     services: [taskService],

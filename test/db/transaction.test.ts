@@ -1,6 +1,6 @@
 import t from 'tap'
 import { count } from 'drizzle-orm'
-import { integer, pgTable, text } from 'drizzle-orm/pg-core'
+import { integer, pgTable, text, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { createTransactionVariant, Err, messages, Ok, type DBParams, type DBX } from '../../lib/index.js'
 import { buildServer } from '../helpers/server.js'
 import { onBothDatabases } from '../helpers/postgres.js'
@@ -19,7 +19,9 @@ async function addEvent({ dbx, id, label }: AddParams) {
   return label === 'fail' ? Err(`event ${id} refused`) : Ok({ id })
 }
 
-async function labels(db: DBX): Promise<string[]> {
+async function labels(dbx: DBX): Promise<string[]> {
+  // DBX is structural (no drizzle-orm type in the package's declarations): Drizzle's own type types the query.
+  const db = dbx as PgDatabase<PgQueryResultHKT>
   const rows = await db.select().from(events).orderBy(events.id)
   return rows.map((row) => row.label)
 }

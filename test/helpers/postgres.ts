@@ -8,7 +8,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
 import type tap from 'tap'
-import type { DBX } from '../../lib/index.js'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { freePort } from './redis.js'
 
 /**
@@ -17,7 +17,8 @@ import { freePort } from './redis.js'
  */
 export interface TestDatabase {
   readonly kind: 'pglite' | 'postgres'
-  readonly db: DBX
+  /** Drizzle's own type, so the tests' queries are typed; it fits the helpers' structural `DBX`. */
+  readonly db: PgDatabase<PgQueryResultHKT>
   /** Runs SQL (several statements allowed). */
   exec: (sql: string) => Promise<void>
   close: () => Promise<void>

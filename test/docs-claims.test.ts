@@ -16,6 +16,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import ts from 'typescript'
 import { createAction, DEFAULTS, fastifyActions, Ok } from '../lib/index.js'
+import { everyOptionConfig } from './helpers/every-option.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const page = (name: string) => readFile(join(root, 'docs', name), 'utf8')
@@ -41,26 +42,7 @@ t.test('docs/endpoint.md lists exactly the built-in routes of a server with ever
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) registered.add(`${method} ${route.url}`)
   })
-  await app.register(fastifyActions, {
-    serverName: 'everything',
-    runtime: 'node',
-    logServices: false,
-    services: [{ name: 'health', description: 'Health', actions: [ping] }],
-    auth: { secret: 'a-long-random-secret-for-the-routes-test' },
-    rest: {
-      baseUrl: '/api',
-      allowedOrigins: [],
-      enableStatus: true,
-      enableStatic: true,
-      staticDir,
-      discovery: { enabled: true },
-      mcp: { enabled: true },
-      openapi: { enabled: true },
-      rateLimiting: { limitingHeader: 'x-api-key' },
-      underPressure: true,
-      uploads: {},
-    },
-  })
+  await app.register(fastifyActions, everyOptionConfig({ serverName: 'everything', services: [{ name: 'health', description: 'Health', actions: [ping] }], staticDir }))
   await app.ready()
   t.teardown(() => app.close())
 

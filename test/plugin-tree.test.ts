@@ -12,6 +12,7 @@ import t, { type Test } from 'tap'
 import Type from 'typebox'
 import { createAction, createServer, fastifyActions, getActions, Ok, type ServerConfig } from '../lib/index.js'
 import { servicesPlugin } from '../plugins/services.js'
+import { everyOptionConfig } from './helpers/every-option.js'
 
 const echo = createAction({
   name: 'echo',
@@ -23,27 +24,7 @@ const services = [{ name: 'demo', description: 'Demo', actions: [echo] }]
 
 /** Every optional concern on. */
 function everything(staticDir: string): ServerConfig {
-  return {
-    serverName: 'tree',
-    runtime: 'node',
-    logServices: false,
-    forceNewInstance: true,
-    services,
-    auth: { secret: 'a-long-random-secret-for-the-plugin-tree-test' },
-    rest: {
-      baseUrl: '/api',
-      allowedOrigins: ['https://app.example'],
-      enableStatus: true,
-      enableStatic: true,
-      staticDir,
-      discovery: { enabled: true },
-      mcp: { enabled: true },
-      openapi: { enabled: true },
-      rateLimiting: { limitingHeader: 'x-api-key' },
-      underPressure: true,
-      uploads: {},
-    },
-  }
+  return { ...everyOptionConfig({ serverName: 'tree', services, staticDir, allowedOrigins: ['https://app.example'] }), forceNewInstance: true }
 }
 
 /** The documented order of the concerns (docs/architecture.md). */

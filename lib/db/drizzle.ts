@@ -9,8 +9,6 @@
  * builders below are only needed once a query runs, when the application has loaded Drizzle itself.
  * These are the very modules Drizzle's entry points re-export, so values are shared with the app's.
  */
-import type { SQL } from 'drizzle-orm'
-
 export interface SqlBuilders {
   eq: typeof import('drizzle-orm/sql/expressions/conditions').eq
   lt: typeof import('drizzle-orm/sql/expressions/conditions').lt
@@ -29,5 +27,3 @@ export function sqlBuilders(): Promise<SqlBuilders> {
   ]).then(([conditions, select, aggregate]) => ({ eq: conditions.eq, lt: conditions.lt, desc: select.desc, count: aggregate.count }))
   return builders
 }
-
-export type { SQL }

@@ -8,8 +8,6 @@ import { attempt, fail, modelDatabase, type ModelParts } from './model-parts.js'
 import { newestFirst } from './table-info.js'
 import type { CursorPage, DBX, OffsetPage, PaginationOptions } from './types.js'
 
-export { DEFAULT_PAGE_SIZE }
-
 type Row = Record<string, unknown>
 type Page = OffsetPage<Row> | CursorPage<Row>
 

@@ -21,7 +21,6 @@ const DateObject = () =>
     () => 'must be a valid Date',
   )
 
-/** Columns whose driver value is a Date: the model turns their ISO strings into Dates before writing. */
 /** What the exported column checks read of a Drizzle column (structural: see types.ts). */
 interface ColumnFlags {
   dataType: string
@@ -29,6 +28,7 @@ interface ColumnFlags {
   generatedIdentity?: { type?: string } | undefined
 }
 
+/** Columns whose driver value is a Date: the model turns their ISO strings into Dates before writing. */
 export function isDateColumn(column: ColumnFlags): boolean {
   return column.dataType === 'date'
 }

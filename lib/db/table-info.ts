@@ -18,6 +18,8 @@ export interface TableInfo {
   createdKey: string | undefined
   /** Keys whose driver value is a Date. */
   dateKeys: Set<string>
+  /** Newest first (see `newestFirst`): built on the model's first page, once Drizzle's builders are loaded. */
+  newestFirst?: SQL[]
 }
 
 /** A key value (id or cursor) as the column holds it, or undefined when the column could never hold it. */
@@ -50,9 +52,10 @@ export function describeTable(table: PgTable): TableInfo {
   return { columns, idKey, idColumn, createdKey, dateKeys }
 }
 
-/** Newest first: the creation timestamp, then the id, both descending. */
+/** Newest first: the creation timestamp, then the id, both descending. Built once per model. */
 export function newestFirst(info: TableInfo, desc: SqlBuilders['desc']): SQL[] {
-  return [...(info.createdKey ? [desc(info.columns[info.createdKey])] : []), ...(info.createdKey !== info.idKey ? [desc(info.idColumn)] : [])]
+  info.newestFirst ??= [...(info.createdKey ? [desc(info.columns[info.createdKey])] : []), ...(info.createdKey !== info.idKey ? [desc(info.idColumn)] : [])]
+  return info.newestFirst
 }
 
 /**

@@ -8,9 +8,9 @@ export type ClientResult<T> = Result<T, ClientError>
 
 /** Per-call options; each overrides the client's default of the same name. */
 export interface CallOptions {
-  /** Aborts the call (`FA_CLIENT_ABORTED`); the client's default `signal` aborts it too. */
+  /** Aborts the call (`FA_CLIENT_ABORTED`); the client's default `signal` aborts it too. For a stream: also once it started. */
   signal?: AbortSignal
-  /** Milliseconds before the call gives up (`FA_CLIENT_TIMEOUT`); 0 for none. */
+  /** Milliseconds before the call gives up (`FA_CLIENT_TIMEOUT`); 0 for none. For a stream: until the stream starts. */
   timeout?: number
   /** Merged over the client's headers; `Content-Type` stays the client's. */
   headers?: HeadersInit
@@ -19,6 +19,28 @@ export interface CallOptions {
 export interface DiscoveryOptions extends CallOptions {
   /** Overrides the client's `discoverySecret`. */
   discoverySecret?: string
+}
+
+/**
+ * What a streaming action's call resolves to (inside `Ok`): its events, one per value the handler
+ * yields, read with `for await`. Read once: a second loop continues where the first one stopped.
+ * Leaving the loop early (`break`, `return`, a throw) or `close()` ends the request, and the server
+ * sees the disconnect. A failure after the stream started (the server's `error` event, a cut
+ * connection, the call's `signal`) ends the loop with a thrown `StreamError` that carries the
+ * message and the code, as a `ClientError` does.
+ */
+export interface EventStream<E, F = unknown> extends AsyncIterable<E> {
+  /**
+   * Settles once the stream has ended (the loop ran to its end, or the stream was closed): `Ok` with
+   * the handler's return value (unwrapped as a call's value is, `{}` when it returns nothing), or
+   * the `Err` that ended the loop. Never rejects. Events nobody reads are never received: await it
+   * after the loop, or drain the stream first.
+   */
+  readonly final: Promise<ClientResult<F>>
+  /** The `id` of the last event received (`''` before the first). */
+  readonly lastEventId: string
+  /** Ends the request now; the loop, if one is running, ends without an error. Safe to call twice. */
+  close(): void
 }
 
 /** The value as it comes out of JSON: dates become strings, bigints strings (the server's rule), functions vanish. */

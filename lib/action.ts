@@ -26,6 +26,21 @@ export type ActionHandler<TInput = unknown, TOutput = unknown> = (
   context: ServerContext,
 ) => Result<TOutput, string> | Promise<Result<TOutput, string>>
 
+/**
+ * What a streaming handler's generator may return: its final value (sent in the `done` event), or a
+ * Result (`Ok(final)`, or `Err(text)` to end the stream with an error event).
+ */
+export type StreamFinal<TFinal = unknown> = TFinal | Result<TFinal, string>
+
+/**
+ * A streaming action's handler: an async generator function (each `yield` is one event, the `return`
+ * value the final value), or a function that returns an `AsyncIterable` (then set `stream: true`).
+ */
+export type StreamHandler<TInput = unknown, TEvent = unknown, TFinal = unknown> = (
+  data: TInput,
+  context: ServerContext,
+) => AsyncGenerator<TEvent, StreamFinal<TFinal>, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
+
 /** A named operation. Create it with `createAction` so `data` is typed from `validation`. */
 export interface Action<TInput = any, TOutput = unknown> {
   name: string
@@ -37,7 +52,17 @@ export interface Action<TInput = any, TOutput = unknown> {
    * and serializes the envelope with a compiled serializer that drops undeclared fields.
    */
   output?: ValidationSchema | null
-  handler: ActionHandler<TInput, TOutput>
+  /**
+   * Returns a Result; or, for a streaming action, is an async generator function (or returns an
+   * `AsyncIterable`, with `stream: true`): each yielded value is one event, and `output` then
+   * describes each event.
+   */
+  handler: ActionHandler<TInput, TOutput> | StreamHandler<TInput, any, any>
+  /**
+   * A streaming action (docs/streaming.md). Found by itself when the handler is an async generator
+   * function; set it when the handler is a plain function that returns an `AsyncIterable`.
+   */
+  stream?: boolean
   isProtected?: boolean
   accessControl?: string[]
   /** `rest: false` hides the action from explore/schema (it can still be executed) and from MCP; `mcp: false` hides it from MCP only. */
@@ -45,8 +70,16 @@ export interface Action<TInput = any, TOutput = unknown> {
   hooks?: ActionHooks
   meta?: Record<string, unknown>
   isSpecial?: ActionSpecial
-  /** Per-action timeout in ms; overrides `ServerConfig.actionTimeout`. */
+  /**
+   * Per-action timeout in ms; overrides `ServerConfig.actionTimeout`. For a streaming action: the
+   * longest silence allowed between two events.
+   */
   timeout?: number
+}
+
+/** True for a streaming action: `stream: true`, or a handler that is an async generator function. */
+export function isStreamingAction(action: Pick<Action, 'handler' | 'stream'>): boolean {
+  return action.stream === true || Object.prototype.toString.call(action.handler) === '[object AsyncGeneratorFunction]'
 }
 
 /**
@@ -81,8 +114,8 @@ export type AfterActionHandler = (args: AfterActionHandlerArgs) => Result<unknow
 /** An action as written: its `validation` schema decides the type of the handler's `data`. */
 export type ActionDefinition<S extends ValidationSchema | null | undefined, TOutput> = Omit<
   Action<InferInput<S>, TOutput>,
-  'validation'
-> & { validation?: S }
+  'validation' | 'handler'
+> & { validation?: S; handler: ActionHandler<InferInput<S>, TOutput> }
 
 // ---- End-to-end types (issue 13): what `createAction` keeps for the typed client. ----
 
@@ -100,7 +133,8 @@ export type TypedAction<
   TOutput = unknown,
   V extends ActionVisibility | undefined = ActionVisibility | undefined,
   X extends ActionSpecial | undefined = ActionSpecial | undefined,
-> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial'> & {
+> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial' | 'handler'> & {
+  handler: ActionHandler<InferInput<S>, TOutput>
   name: N
   validation?: S
   visibility?: V
@@ -108,8 +142,33 @@ export type TypedAction<
 }
 
 /**
+ * A streaming action as `createAction` returns it: a TypedAction whose handler yields `TEvent` and
+ * returns `TFinal`; `EventOf` and `FinalOf` (lib/service.ts) read them back for the client.
+ */
+export type TypedStreamAction<
+  N extends string = string,
+  S extends ValidationSchema | null | undefined = ValidationSchema | null | undefined,
+  TEvent = unknown,
+  TFinal = unknown,
+  V extends ActionVisibility | undefined = ActionVisibility | undefined,
+  X extends ActionSpecial | undefined = ActionSpecial | undefined,
+> = Omit<TypedAction<N, S, never, V, X>, 'handler'> & { handler: StreamHandler<InferInput<S>, TEvent, TFinal> }
+
+/** A streaming action's event type: its `output` schema's, else what the handler yields. */
+type EventType<O, TEvent> = [O] extends [ValidationSchema] ? InferOutputSchema<O> : TEvent
+
+type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, TFinal> = Omit<
+  Action<InferInput<S>>,
+  'name' | 'validation' | 'visibility' | 'isSpecial' | 'output' | 'handler'
+> & {
+  validation?: S
+  handler: (data: InferInput<S>, context: ServerContext) => AsyncGenerator<TEvent, StreamFinal<TFinal>, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
+}
+
+/**
  * Defines an action; the handler's `data` is typed from `validation`, and the result keeps the types the client needs.
  * With an `output` schema the handler must return `Ok` of that schema's type, and the client's success type follows it.
+ * A handler that is an async generator function makes a streaming action: `output` is then the schema of each event.
  */
 export function createAction<
   const N extends string,
@@ -134,6 +193,17 @@ export function createAction<
 >(
   definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial' | 'output'> & { name: N; visibility?: V; isSpecial?: X; output?: null },
 ): TypedAction<N, S, TOutput, V, X>
+export function createAction<
+  const N extends string,
+  TEvent,
+  S extends ValidationSchema | null | undefined = undefined,
+  O extends ValidationSchema | null | undefined = undefined,
+  TFinal = void,
+  const V extends ActionVisibility | undefined = undefined,
+  const X extends ActionSpecial | undefined = undefined,
+>(
+  definition: StreamDefinition<S, EventType<O, TEvent>, TFinal> & { name: N; output?: O; visibility?: V; isSpecial?: X },
+): TypedStreamAction<N, S, EventType<O, TEvent>, TFinal, V, X> & { output?: O }
 export function createAction(definition: Action): Action {
   return definition
 }

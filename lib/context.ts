@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { AuthResult } from './auth.js'
+import { Cancellation, neverAborted } from './cancellation.js'
 import { ErrNotInitialized } from './errors.js'
 import type { ServiceLogger } from './logger.js'
 
@@ -24,6 +25,11 @@ export interface RequestStore {
   auth?: AuthResult
   /** The context of the server (or plugin registration) serving this request. */
   context?: ServerContext<any>
+  /**
+   * The request's own signal (the REST adapter's aborts when the client disconnects or the server
+   * shuts down), made on the first call. Each execution's `context.signal` follows it.
+   */
+  signal?: () => AbortSignal | undefined
 }
 
 export interface HookLogEntry {
@@ -50,6 +56,7 @@ export type AuthUser = Record<string, unknown> & { userId: string; organizationI
 interface Scope {
   readonly request: RequestStore | undefined
   readonly execution: HookContext | undefined
+  readonly cancellation?: Cancellation
 }
 
 // One AsyncLocalStorage for both: on Node 20 every promise created runs a propagation step per storage.
@@ -57,7 +64,8 @@ const scopeStorage = new AsyncLocalStorage<Scope>()
 
 /** Runs `fn` with `store` as the current request store (the execution in progress, if any, stays). */
 export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
-  return scopeStorage.run({ request: store, execution: scopeStorage.getStore()?.execution }, fn)
+  const outer = scopeStorage.getStore()
+  return scopeStorage.run({ request: store, execution: outer?.execution, cancellation: outer?.cancellation }, fn)
 }
 
 /** The current request's store, or undefined outside a request. */
@@ -73,9 +81,23 @@ export function createHookContext(actionName: string, input: unknown): HookConte
   return { actionName, input, state: {}, log: { before: [], after: [] } }
 }
 
-/** Runs one execution of an action with its own hook context (the request store, if any, stays). */
-export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T): T {
-  return scopeStorage.run({ request: scopeStorage.getStore()?.request, execution: hookContext }, fn)
+/** Runs one execution of an action with its own hook context and cancellation (the request store, if any, stays). */
+export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T, cancellation?: Cancellation): T {
+  return scopeStorage.run({ request: scopeStorage.getStore()?.request, execution: hookContext, cancellation }, fn)
+}
+
+/** The cancellation of the execution in progress, if any. */
+export function currentCancellation(): Cancellation | undefined {
+  return scopeStorage.getStore()?.cancellation
+}
+
+/**
+ * The current scope, captured: the returned function runs `fn` inside it. A stream's generator runs
+ * when its consumer pulls, so each pull re-enters the execution's scope through it.
+ */
+export function captureScope(): <R>(fn: () => R) => R {
+  const scope = scopeStorage.getStore()
+  return (fn) => (scope ? scopeStorage.run(scope, fn) : fn())
 }
 
 const requestScopedKeys = new Set(['rest', 'ws', 'rpc'])
@@ -119,6 +141,15 @@ export class ServerContext<TDB = unknown> {
   getSession(name: SessionName): SessionData | undefined {
     const sessions = getRequestStore()?.sessions ?? this.#sessions
     return sessions[name]
+  }
+
+  /**
+   * The execution's AbortSignal: aborts when the client disconnects, the action's timeout fires, the
+   * server shuts down or (for a stream) the stream is closed; its `reason` is an `FA_ERR_ABORTED`
+   * error saying which. Outside an execution: a signal that never aborts.
+   */
+  get signal(): AbortSignal {
+    return scopeStorage.getStore()?.cancellation?.signal ?? neverAborted
   }
 
   /** The hook context of the execution in progress. */

@@ -126,6 +126,12 @@ export const messages = {
   // Hardening (docs/security.md)
   jsonTooDeep: (max: number) => `JSON body nested deeper than ${max} levels`,
   underPressure: 'Service under pressure, retry later',
+  // Streaming actions (lib/stream.ts, plugins/sse.ts)
+  streamNotAcceptable: (name: string) => `Action '${name}' streams its answer: send the header 'Accept: text/event-stream'`,
+  tooManyStreams: (max: number) => `Too many open streams for this client (at most ${max})`,
+  streamDuration: (name: string, ms: number) => `Stream '${name}' ended after its longest duration of ${ms}ms`,
+  shuttingDown: 'Server is shutting down',
+  streamNotIterable: (what: string) => `'${what}' is a streaming action but did not return an AsyncIterable`,
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
   protectedWithoutAuth: (names: string) =>

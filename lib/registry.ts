@@ -1,4 +1,4 @@
-import type { Action, HookRef, Service } from './action.js'
+import { isStreamingAction, type Action, type HookRef, type Service } from './action.js'
 import { ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
 import { compileValidator, type Validator } from './validation.js'
 
@@ -16,6 +16,8 @@ export interface CompiledAction {
   name: string
   validate?: Validator
   timeout?: number
+  /** A streaming action (lib/stream.ts): its handler gives events. */
+  stream: boolean
   before: CompiledHook[]
   after: CompiledHook[]
 }
@@ -41,6 +43,7 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
         name: `${service.name}.${action.name}`,
         validate: action.validation ? compileValidator(action.validation) : undefined,
         timeout: action.timeout ?? actionTimeout,
+        stream: isStreamingAction(action),
         before: [],
         after: [],
       })

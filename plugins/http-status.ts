@@ -40,6 +40,10 @@ export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, n
   FA_ERR_MULTIPART_PART_INVALID: 400,
   FA_ERR_JSON_TOO_DEEP: 400,
   FA_ERR_UNDER_PRESSURE: 503,
+  FA_ERR_NOT_ACCEPTABLE: 406,
+  FA_ERR_TOO_MANY_STREAMS: 429,
+  FA_ERR_STREAM_DURATION: 504,
+  FA_ERR_SHUTTING_DOWN: 503,
 })
 
 /** The HTTP status of a Result: 200 for Ok, its code's status for a failure, 400 for a handler's `Err`. */

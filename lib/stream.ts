@@ -1,0 +1,154 @@
+import { abortReason, abortReasons, type Cancellation } from './cancellation.js'
+import { fail } from './errors.js'
+import { Err, Ok, isResult, type ErrResult, type Result } from './result.js'
+
+const brand = Symbol.for('fastify-actions.stream')
+
+/**
+ * What `engine.executeAction` gives, as its `Ok` value, for a streaming action whose gate passed
+ * (auth, the global before handler, the before hooks, validation): the events, pulled one at a time.
+ * One consumer iterates it once. The iteration never throws: a failure ends it, and `result` holds it.
+ */
+export interface ActionStream<TEvent = unknown, TFinal = unknown> extends AsyncIterable<TEvent> {
+  readonly [brand]: true
+  /** `service.action` */
+  readonly name: string
+  /** The execution's signal (the handler's `context.signal`). */
+  readonly signal: AbortSignal
+  /**
+   * Settles once the stream ended, never rejects: `Ok(final value)` (after the after hooks and the
+   * global after handler) or the `Err` that ended it (a throw, an `Err` returned by the generator,
+   * the silence timeout, or the failure given to `close`).
+   */
+  readonly result: Promise<Result<TFinal, string>>
+  /**
+   * Ends the stream early: aborts `signal`, calls the generator's `return()` (its `finally` blocks run
+   * once its pending `await` settles) and settles `result` with `failure` (default: a closed stream).
+   */
+  close(failure?: ErrResult<string>): void
+}
+
+export function isActionStream(value: unknown): value is ActionStream {
+  return typeof value === 'object' && value !== null && (value as { [brand]?: unknown })[brand] === true
+}
+
+/** What the engine gives a stream: how to end it, in the execution's scope. */
+export interface StreamParts {
+  name: string
+  iterable: AsyncIterable<unknown>
+  cancellation: Cancellation
+  /** The longest silence (ms) while an event is awaited; undefined for none. */
+  timeout?: number
+  /** Re-enters the execution's scope (each pull runs the generator in it). */
+  inScope: <R>(fn: () => R) => R
+  /** The text of a thrown error (the specification: its message). */
+  thrownMessage: (error: unknown) => string
+  /** Runs the after hooks and the global after handler on the final value; never rejects. */
+  finish: (result: Result<unknown, string>) => Promise<Result<unknown, string>>
+}
+
+const closedFailure = () => Err(`Action aborted: ${abortReasons.closed}`)
+
+/** The engine's half of a streaming execution (lib/engine.ts makes it once the gate passed). */
+export function createActionStream(parts: StreamParts): ActionStream {
+  const { cancellation, timeout, inScope } = parts
+  let iterator: AsyncIterator<unknown, unknown> | undefined
+  let ended = false
+  let settle!: (result: Result<unknown, string>) => void
+  const result = new Promise<Result<unknown, string>>((resolve) => (settle = resolve))
+  // Wakes a pull that waits on the generator when the stream is closed or falls silent too long.
+  let interrupt: ((failure: ErrResult<string>) => void) | undefined
+  let timer: NodeJS.Timeout | undefined
+  let pullStarted = 0
+
+  const end = (outcome: Result<unknown, string> | Promise<Result<unknown, string>>) => {
+    ended = true
+    if (timer) clearTimeout(timer)
+    cancellation.dispose()
+    void Promise.resolve(outcome).then(settle)
+  }
+
+  /** Closes the generator (its `finally` runs); a failing `return()` is the generator's own business. */
+  const stopGenerator = () => {
+    const it = iterator
+    if (!it?.return) return
+    try {
+      void Promise.resolve(inScope(() => it.return!())).catch(() => undefined)
+    } catch {
+      // A return() that throws synchronously: nothing to do, the stream is over either way.
+    }
+  }
+
+  const close = (failure: ErrResult<string> = closedFailure()) => {
+    if (ended) return
+    cancellation.abort(abortReason(failure === undefined ? abortReasons.closed : failure.error))
+    end(failure)
+    interrupt?.(failure)
+    stopGenerator()
+  }
+
+  // One timer for the whole stream, re-armed only when it fires early: no timer per event.
+  const watch = () => {
+    if (!timeout || ended) return
+    const waited = Date.now() - pullStarted
+    if (interrupt && waited >= timeout) {
+      const failure = fail.actionTimeout(parts.name, timeout)
+      cancellation.abort(abortReason(abortReasons.timeout(timeout)))
+      end(failure)
+      interrupt(failure)
+      stopGenerator()
+      return
+    }
+    timer = setTimeout(watch, interrupt ? timeout - waited : timeout)
+    timer.unref?.()
+  }
+
+  async function next(): Promise<IteratorResult<unknown>> {
+    if (ended) return { done: true, value: undefined }
+    let step: IteratorResult<unknown, unknown>
+    try {
+      iterator ??= inScope(() => parts.iterable[Symbol.asyncIterator]())
+      const pending = inScope(() => iterator!.next())
+      pullStarted = timeout ? Date.now() : 0
+      step = await new Promise<IteratorResult<unknown, unknown> | ErrResult<string>>((resolve, reject) => {
+        interrupt = resolve
+        Promise.resolve(pending).then(resolve, reject)
+      }).finally(() => (interrupt = undefined)) as IteratorResult<unknown, unknown>
+    } catch (error) {
+      if (ended) return { done: true, value: undefined }
+      cancellation.abort(abortReason(abortReasons.closed))
+      end(Err(parts.thrownMessage(error)))
+      return { done: true, value: undefined }
+    }
+    if (ended) return { done: true, value: undefined }
+    if (isResult(step)) return { done: true, value: undefined }
+    if (!step.done) return { done: false, value: step.value }
+    const final = step.value
+    end(parts.finish(isResult(final) ? (final as Result<unknown, string>) : Ok(final)))
+    return { done: true, value: undefined }
+  }
+
+  if (timeout) {
+    timer = setTimeout(watch, timeout)
+    timer.unref?.()
+  }
+
+  return {
+    [brand]: true,
+    name: parts.name,
+    get signal() {
+      return cancellation.signal
+    },
+    result,
+    close,
+    [Symbol.asyncIterator]() {
+      return {
+        next,
+        async return() {
+          close()
+          return { done: true, value: undefined }
+        },
+      }
+    },
+  }
+}

@@ -30,6 +30,8 @@ export const DEFAULTS = Object.freeze({
     /** Under the base URL: `{baseUrl}/mcp`. */
     mcpPath: '/mcp',
     mcpRequireAuth: false,
+    /** A streaming action called as a tool: the most events one call collects (docs/streaming.md#mcp). */
+    mcpMaxStreamEvents: 1000,
     openapiEnabled: false,
     /** Under the base URL: `{baseUrl}/openapi.json`. */
     openapiPath: '/openapi.json',

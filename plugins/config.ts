@@ -117,6 +117,11 @@ export interface McpConfig {
   version?: string
   /** Require a valid JWT (as protected actions do) for every request to the endpoint (default false). */
   requireAuth?: boolean
+  /**
+   * A streaming action called as a tool: the most events one call collects (default 1000). Past it
+   * the action is stopped and the result says `truncated: true` (docs/streaming.md#mcp).
+   */
+  maxStreamEvents?: number
 }
 
 /** `rest.openapi`: the OpenAPI 3.1 document, the reference page and the per-action routes (docs/openapi.md). */
@@ -155,6 +160,7 @@ export interface ResolvedMcp {
   readonly name?: string
   readonly version?: string
   readonly requireAuth: boolean
+  readonly maxStreamEvents: number
 }
 
 /**
@@ -302,6 +308,7 @@ function resolveMcp(config: McpConfig | undefined, baseUrl: string): ResolvedMcp
     name: config.name,
     version: config.version,
     requireAuth: optionalBoolean('rest.mcp.requireAuth', config.requireAuth, DEFAULTS.rest.mcpRequireAuth),
+    maxStreamEvents: positiveInteger('rest.mcp.maxStreamEvents', config.maxStreamEvents, DEFAULTS.rest.mcpMaxStreamEvents),
   })
 }
 

@@ -1,4 +1,4 @@
-import type { IsHiddenFromRest, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
+import type { EventOf, FinalOf, IsHiddenFromRest, IsStreamingAction, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
 import type { ClientError } from './errors.js'
 import type { FileInput } from './files.js'
 import type { Result } from './result.js'
@@ -84,6 +84,18 @@ export type Delivered<T> = 0 extends 1 & T
 /** The typed success value of an action. */
 export type OutputFor<A> = Delivered<Json<OutputOf<A>>>
 
+/**
+ * What a streaming action's call gives: its events as JSON delivers what the handler yields (the
+ * `output` schema's type when it has one), its final value unwrapped like a call's value.
+ */
+export type StreamFor<A> = EventStream<Json<EventOf<A>>, FinalFor<A>>
+
+/** A generator that returns nothing ends with `data: {}`. */
+type FinalFor<A> = [FinalOf<A>] extends [void] ? Record<string, never> : Delivered<Json<FinalOf<A>>>
+
+/** The success value of a call: an `EventStream` for a streaming action, else the action's value. */
+export type CallValue<A> = IsStreamingAction<A> extends true ? StreamFor<A> : OutputFor<A>
+
 type ActionsOf<S> = S extends { actions: readonly (infer A)[] } ? A : never
 type NameOf<A> = A extends { name: infer N extends string } ? N : never
 // A Proxy cannot answer `then` or `toJSON` (await and JSON.stringify probe them): such names go through `invoke`.
@@ -113,8 +125,8 @@ type UploadActions<S> = ActionsOf<S> extends infer A
 
 /** One typed call: the payload may be left out when the schema requires nothing. */
 export type ActionCall<A> = {} extends PayloadOf<A>
-  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<OutputFor<A>>>
-  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<OutputFor<A>>>
+  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<CallValue<A>>>
+  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<CallValue<A>>>
 
 /** `client.<service>`: one method per action reachable over REST with a JSON body. */
 export type ServiceClient<S> = { [A in JsonActions<S> as NameOf<A>]: ActionCall<A> }

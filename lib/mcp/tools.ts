@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
-import { isVisibleToRest, type Action } from '../action.js'
+import { isStreamingAction, isVisibleToRest, type Action } from '../action.js'
 import type { Engine } from '../engine.js'
 import { ErrConfig, isFailure } from '../errors.js'
 import { isPlainObject, toJson } from '../envelope.js'
 import { messages } from '../messages.js'
 import { compileEnvelopeSerializer, outputJsonSchema, type EnvelopeSerializer } from '../output.js'
 import type { Result } from '../result.js'
+import type { ActionStream } from '../stream.js'
 import { toJsonSchema } from '../validation.js'
 
 /** Longest tool name: MCP allows 128, but common clients (Claude, OpenAI) accept `^[a-zA-Z0-9_-]{1,64}$`. */
@@ -20,6 +21,8 @@ export interface ToolTarget {
   structured?: 'object' | 'wrapped'
   /** The action's compiled output serializer: the value is written through it, so undeclared fields never reach the agent. */
   serialize?: EnvelopeSerializer
+  /** A streaming action: the call collects its events (`collectStream`). */
+  stream?: true
 }
 
 /** The tools of a server, built once at boot: the `tools/list` answer and the lookup of `tools/call`. */
@@ -87,6 +90,19 @@ function outputSchemaOf(action: Action): { schema: Tool['outputSchema']; structu
   return { schema: { type: 'object', properties: { result: schema }, required: ['result'] }, structured: 'wrapped', serialize }
 }
 
+/**
+ * A streaming tool's `outputSchema`: `{ events, final, truncated }`, each event of the action's
+ * `output` schema when it has one.
+ */
+function streamOutputSchema(action: Action): Tool['outputSchema'] {
+  const event = outputJsonSchema(action)
+  return {
+    type: 'object',
+    properties: { events: event ? { type: 'array', items: event } : { type: 'array' }, final: {}, truncated: { type: 'boolean' } },
+    required: ['events'],
+  }
+}
+
 /** Builds the tool list once; throws at boot on a schema a tool cannot take or on two actions with one tool name. */
 export function createToolRegistry(engine: Engine): ToolRegistry {
   const services = engine.getServices()
@@ -103,8 +119,11 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
       owners.set(name, qualified)
       const tool: Tool = { name, title: qualified, description: action.description, inputSchema: inputSchemaOf(action, qualified) }
       const target: ToolTarget = { service: service.name, action: action.name }
-      const output = outputSchemaOf(action)
-      if (output) {
+      const output = isStreamingAction(action) ? undefined : outputSchemaOf(action)
+      if (isStreamingAction(action)) {
+        target.stream = true
+        tool.outputSchema = streamOutputSchema(action)
+      } else if (output) {
         tool.outputSchema = output.schema
         target.structured = output.structured
         target.serialize = output.serialize
@@ -151,4 +170,62 @@ function declaredOnly(value: unknown, serialize: EnvelopeSerializer): unknown {
 /** JSON text for a tool result: BigInt as a string (as the envelope writes it), `undefined` as `null`. */
 function toJsonText(value: unknown): string {
   return toJson(value) ?? 'null'
+}
+
+/** A streaming action's events as one tool result: what `collectStream` gathered. */
+export interface CollectedStream {
+  events: unknown[]
+  /** How the stream ended; absent when the call stopped it at the limit (`truncated`). */
+  end?: Result<unknown, string>
+  /** True when the limit was reached: the action was stopped there. */
+  truncated?: true
+}
+
+/**
+ * Reads a streaming action to its end, at most `limit` events: past that the stream is closed (the
+ * generator's `finally` runs) and the result is marked truncated. `onEvent` sees each event as it
+ * comes (a progress notification); its failure never stops the call.
+ */
+export async function collectStream(stream: ActionStream, limit: number, onEvent?: (event: unknown, index: number) => unknown): Promise<CollectedStream> {
+  const events: unknown[] = []
+  for await (const event of stream) {
+    events.push(event)
+    if (onEvent) {
+      try {
+        await onEvent(event, events.length - 1)
+      } catch {
+        // The client went away mid-call: the stream ends through the call's signal, not here.
+      }
+    }
+    if (events.length >= limit) {
+      stream.close()
+      return { events, truncated: true }
+    }
+  }
+  return { events, end: await stream.result }
+}
+
+/**
+ * The tool result of a streaming action: `{ events, final }` as JSON text (and `structuredContent`),
+ * `final` left out when the generator returned nothing; with `truncated: true` and no `final` when the
+ * limit stopped it. A failure after some events is `isError`: the message, then `{ events }`.
+ */
+export function toStreamToolResult(collected: CollectedStream): CallToolResult {
+  const { events, end, truncated } = collected
+  if (end && !end.ok) {
+    const content: CallToolResult['content'] = [{ type: 'text', text: end.error }]
+    if (isFailure(end) && Object.keys(end.data).length > 0) content.push({ type: 'text', text: toJsonText(end.data) })
+    content.push({ type: 'text', text: toJsonText({ events }) })
+    return { isError: true, content }
+  }
+  const value: Record<string, unknown> = { events }
+  if (truncated) value.truncated = true
+  else if (end?.ok && end.value !== undefined) value.final = end.value
+  const text = toJsonText(value)
+  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
+}
+
+/** The progress notification of one event: `progress` counts events, `message` is the event as JSON. */
+export function progressOf(progressToken: string | number, event: unknown, index: number) {
+  return { method: 'notifications/progress' as const, params: { progressToken, progress: index + 1, message: toJsonText(event) } }
 }

@@ -73,8 +73,8 @@ export function getRequestStore(): RequestStore | undefined {
   return scopeStorage.getStore()?.request
 }
 
-export function createRequestStore(rest?: unknown, context?: ServerContext<any>): RequestStore {
-  return { rest, sessions: {}, context }
+export function createRequestStore(rest?: unknown, context?: ServerContext<any>, signal?: RequestStore['signal']): RequestStore {
+  return { rest, sessions: {}, context, signal }
 }
 
 export function createHookContext(actionName: string, input: unknown): HookContext {

@@ -22,10 +22,11 @@ export interface ActionStream<TEvent = unknown, TFinal = unknown> extends AsyncI
    */
   readonly result: Promise<Result<TFinal, string>>
   /**
-   * Ends the stream early: aborts `signal`, calls the generator's `return()` (its `finally` blocks run
-   * once its pending `await` settles) and settles `result` with `failure` (default: a closed stream).
+   * Ends the stream early: aborts `signal` (its reason says `why`, default: the stream was closed),
+   * calls the generator's `return()` (its `finally` blocks run once its pending `await` settles) and
+   * settles `result` with `failure` (default: an `Err` saying the action was aborted).
    */
-  close(failure?: ErrResult<string>): void
+  close(failure?: ErrResult<string>, why?: string): void
 }
 
 export function isActionStream(value: unknown): value is ActionStream {
@@ -47,7 +48,6 @@ export interface StreamParts {
   finish: (result: Result<unknown, string>) => Promise<Result<unknown, string>>
 }
 
-const closedFailure = () => Err(`Action aborted: ${abortReasons.closed}`)
 
 /** The engine's half of a streaming execution (lib/engine.ts makes it once the gate passed). */
 export function createActionStream(parts: StreamParts): ActionStream {
@@ -79,9 +79,11 @@ export function createActionStream(parts: StreamParts): ActionStream {
     }
   }
 
-  const close = (failure: ErrResult<string> = closedFailure()) => {
+  const close = (failure?: ErrResult<string>, why: string = abortReasons.closed) => {
     if (ended) return
-    cancellation.abort(abortReason(failure === undefined ? abortReasons.closed : failure.error))
+    const reason = abortReason(why)
+    failure ??= Err(reason.message)
+    cancellation.abort(reason)
     end(failure)
     interrupt?.(failure)
     stopGenerator()

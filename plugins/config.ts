@@ -105,6 +105,18 @@ export interface CorsConfig {
   addCors?: CorsRouteRule[]
 }
 
+/** `rest.streams`: streaming actions over Server-Sent Events (docs/streaming.md). */
+export interface StreamsConfig {
+  /** Milliseconds of silence after which a `: keep-alive` comment is sent (default 15000). */
+  keepAlive?: number
+  /** Longest life of one stream in ms (default 3600000); it then ends with an error event. */
+  maxDuration?: number
+  /** Open streams per client key at once (default 32); applied with `rest.rateLimiting`, whose key it uses. */
+  maxPerClient?: number
+}
+
+export type ResolvedStreams = Readonly<Required<StreamsConfig>>
+
 /** `rest.mcp`: the Model Context Protocol endpoint, off unless `enabled`. */
 export interface McpConfig {
   /** Default false. */
@@ -196,6 +208,8 @@ export interface RestConfig {
   staticFollowSymlinks?: boolean
   /** Load shedding: 503 with `Retry-After` under event-loop or memory pressure. Off by default; `true` uses the defaults. */
   underPressure?: boolean | UnderPressureConfig
+  /** Streaming actions over Server-Sent Events: keep-alive interval, longest duration, open streams per client. */
+  streams?: StreamsConfig
   /** Fastify's own server options, for `createServer` (the plugin runs on your instance and ignores them). */
   fastify?: FastifyOptions
 }
@@ -257,6 +271,7 @@ export interface ResolvedRest {
   readonly staticFollowSymlinks: boolean
   /** Present only when load shedding is on. */
   readonly underPressure?: ResolvedUnderPressure
+  readonly streams: ResolvedStreams
   readonly fastify: FastifyOptions
 }
 
@@ -332,6 +347,16 @@ function resolveUnderPressure(config: RestConfig['underPressure']): ResolvedUnde
     maxRssBytes: nonNegative('rest.underPressure.maxRssBytes', given.maxRssBytes, d.maxRssBytes),
     retryAfter: positiveInteger('rest.underPressure.retryAfter', given.retryAfter, d.retryAfter),
     sampleInterval: positiveInteger('rest.underPressure.sampleInterval', given.sampleInterval, d.sampleInterval),
+  })
+}
+
+function resolveStreams(config: StreamsConfig | undefined): ResolvedStreams {
+  if (config !== undefined && (typeof config !== 'object' || config === null)) throw configError('rest.streams', 'must be an object', config)
+  const d = DEFAULTS.streams
+  return Object.freeze({
+    keepAlive: positiveInteger('rest.streams.keepAlive', config?.keepAlive, d.keepAlive),
+    maxDuration: positiveInteger('rest.streams.maxDuration', config?.maxDuration, d.maxDuration),
+    maxPerClient: positiveInteger('rest.streams.maxPerClient', config?.maxPerClient, d.maxPerClient),
   })
 }
 
@@ -414,6 +439,7 @@ export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
     maxDepth: positiveInteger('rest.maxDepth', rest.maxDepth, DEFAULTS.rest.maxDepth),
     staticFollowSymlinks: optionalBoolean('rest.staticFollowSymlinks', rest.staticFollowSymlinks, DEFAULTS.rest.staticFollowSymlinks),
     underPressure: resolveUnderPressure(rest.underPressure),
+    streams: resolveStreams(rest.streams),
     fastify,
   })
 }

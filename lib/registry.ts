@@ -1,4 +1,5 @@
 import type { Action, HookRef, Service } from './action.js'
+import { compileErrors, type CompiledErrors } from './declared-errors.js'
 import { ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
 import { compileValidator, type Validator } from './validation.js'
 
@@ -15,6 +16,8 @@ export interface CompiledAction {
   /** `service.action` */
   name: string
   validate?: Validator
+  /** Its declared errors, checked and compiled; undefined when it declares none. */
+  errors?: CompiledErrors
   timeout?: number
   before: CompiledHook[]
   after: CompiledHook[]
@@ -35,11 +38,13 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
     const actions = new Map<string, CompiledAction>()
     for (const action of service.actions) {
       if (actions.has(action.name)) throw new ErrDuplicateAction(action.name, service.name)
+      const name = `${service.name}.${action.name}`
       actions.set(action.name, {
         serviceName: service.name,
         action,
-        name: `${service.name}.${action.name}`,
+        name,
         validate: action.validation ? compileValidator(action.validation) : undefined,
+        errors: compileErrors(name, action.errors),
         timeout: action.timeout ?? actionTimeout,
         before: [],
         after: [],

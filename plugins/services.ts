@@ -4,6 +4,7 @@ import type { ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Engine } from '../lib/engine.js'
 import { toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
+import { declarationOf } from '../lib/declared-errors.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
@@ -107,10 +108,11 @@ function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, 
 }
 
 /**
- * An `Ok` envelope through the action's compiled output serializer: only declared fields are written.
- * A value that does not match its schema is a 500 (logged), never a partial or leaking body.
+ * An `Ok` envelope through the action's compiled output serializer, or a declared error's through its
+ * data schema's: only declared fields are written. A value that does not match its schema is a 500
+ * (logged), never a partial or leaking body.
  */
-function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string): Answer {
+function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string, status = 200): Answer {
   let json: string
   try {
     json = serializer(body)
@@ -119,7 +121,7 @@ function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, b
     reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
     return failureAnswer(reply, failure)
   }
-  reply.code(200).type('application/json; charset=utf-8')
+  reply.code(status).type('application/json; charset=utf-8')
   return json
 }
 
@@ -167,6 +169,10 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     if (serialized && result.ok) {
       const serializer = serializers.get(`${service}\u0000${action}`)
       if (serializer) return serializedAnswer(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
+    }
+    if (!result.ok) {
+      const declared = declarationOf(result)
+      if (declared) return serializedAnswer(reply, declared.serialize, toExternalResponse(result, service, action), `${service}.${action}`, declared.status)
     }
     return answerWith(reply, status, toExternalResponse(result, service, action))
   }

@@ -64,15 +64,19 @@ export function isDeclaredFailure(value: unknown): value is DeclaredFailure {
   return typeof value === 'object' && value !== null && (value as Marked)[DECLARED] !== undefined
 }
 
-/** One declaration as the engine uses it: checked, its status and message settled, its envelope serializer compiled. */
-export interface CompiledError {
+/** One declaration, checked: its status and message settled, the JSON Schemas of its data. */
+export interface ErrorDescription {
   readonly code: string
   readonly status: number
   readonly message: string
-  /** The JSON Schema of the wire `data` (`{ code, ...data }`): for OpenAPI, explore and schema. */
+  /** The JSON Schema of the wire `data`, `{ code, ...data }`: for OpenAPI, explore and schema. */
   readonly dataSchema: Record<string, unknown>
   /** The data schema as declared (JSON Schema), or null without one. */
-  readonly declaredData: Record<string, unknown> | null
+  readonly data: Record<string, unknown> | null
+}
+
+/** One declaration as the engine uses it: described, and its envelope serializer compiled once. */
+export interface CompiledError extends ErrorDescription {
   /** Writes the error envelope with only the declared fields; throws when the data does not match. */
   readonly serialize: (envelope: ExternalResponse) => string
 }
@@ -84,34 +88,44 @@ const CODE = /^[A-Z][A-Z0-9_]*$/
 const isPlainRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** Checks an action's `errors` at boot (FA_ERR_CONFIG on a malformed one) and compiles each; undefined without any. */
-export function compileErrors(action: string, errors: unknown): CompiledErrors | undefined {
+/**
+ * Checks an action's `errors` (FA_ERR_CONFIG on a malformed one; `action` is `service.action`) and
+ * describes each declaration, in declaration order; undefined without any.
+ */
+export function describeErrors(action: string, errors: unknown): ErrorDescription[] | undefined {
   if (errors === undefined || errors === null) return undefined
   if (!isPlainRecord(errors)) throw new ErrConfig(messages.errorsNotObject(action))
-  const compiled = new Map<string, CompiledError>()
-  for (const [code, declaration] of Object.entries(errors)) compiled.set(code, compileError(action, code, declaration))
-  return compiled.size > 0 ? compiled : undefined
+  const described = Object.entries(errors).map(([code, declaration]) => describeError(action, code, declaration))
+  return described.length > 0 ? described : undefined
 }
 
-function compileError(action: string, code: string, declaration: unknown): CompiledError {
+/** `describeErrors` plus each error's compiled envelope serializer, by code: what the engine keeps (built at boot). */
+export function compileErrors(action: string, errors: unknown): CompiledErrors | undefined {
+  const described = describeErrors(action, errors)
+  if (!described) return undefined
+  return new Map(described.map((error) => [error.code, { ...error, serialize: compileSerializer(error.dataSchema) }]))
+}
+
+function describeError(action: string, code: string, declaration: unknown): ErrorDescription {
   if (!CODE.test(code)) throw new ErrConfig(messages.errorCodeInvalid(action, code))
   if (code.startsWith('FA_')) throw new ErrConfig(messages.errorCodeReserved(action, code))
   if (!isPlainRecord(declaration)) throw new ErrConfig(messages.errorDeclarationInvalid(action, code))
   const { status = 400, message = code, data } = declaration as ErrorDeclaration
   if (!Number.isInteger(status) || status < 400 || status > 599) throw new ErrConfig(messages.errorStatusInvalid(action, code, status))
   if (typeof message !== 'string') throw new ErrConfig(messages.errorMessageInvalid(action, code))
-  const declaredData = data === undefined || data === null ? null : dataJsonSchema(action, code, data)
-  const { $schema: _dialect, ...rest } = declaredData ?? { type: 'object', properties: {} }
+  const declared = data === undefined || data === null ? null : withoutDialect(dataJsonSchema(action, code, data))
+  const rest = declared ?? { type: 'object', properties: {} }
   const properties = { code: { type: 'string', const: code }, ...((rest.properties as Record<string, unknown> | undefined) ?? {}) }
   const required = ['code', ...((rest.required as string[] | undefined) ?? [])]
-  const dataSchema: Record<string, unknown> = { ...rest, type: 'object', properties, required }
-  // fast-json-stringify writes `const` as given; `enum` would refuse nothing either: the code is ours.
-  const serialize = fastJson({
+  return { code, status, message, dataSchema: { ...rest, type: 'object', properties, required }, data: declared }
+}
+
+function compileSerializer(dataSchema: Record<string, unknown>): (envelope: ExternalResponse) => string {
+  return fastJson({
     type: 'object',
     properties: { status: { type: 'boolean' }, message: { type: 'string' }, data: dataSchema },
     required: ['status', 'message', 'data'],
   }) as (envelope: ExternalResponse) => string
-  return { code, status, message, dataSchema, declaredData: declaredData && withoutDialect(declaredData), serialize }
 }
 
 function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {

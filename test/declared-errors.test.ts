@@ -6,12 +6,13 @@ import { createClient, clientErrorCodes, isDeclaredError } from '../lib/client/i
 import { createEngine, createServer, Fail, isActionsError, messages, Ok, type Action, type Service } from '../lib/index.js'
 import { declaredServices } from './helpers/declared-errors.js'
 import { connectClient, startMcpServer } from './helpers/mcp.js'
+import type { TapTest } from './helpers/postgres.js'
 import { buildServer } from './helpers/server.js'
 
 // Declared errors over a real socket: the declared status, `data: { code, ...data }` written through
 // the data schema, and every other envelope byte for byte as before.
 
-async function listening(t: Tap.Test) {
+async function listening(t: TapTest) {
   const server = await buildServer({ services: declaredServices, rest: { host: '127.0.0.1', openapi: { actionRoutes: true } } })
   t.teardown(() => server.close())
   await server.app.listen({ port: 0, host: '127.0.0.1' })

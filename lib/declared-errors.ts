@@ -1,6 +1,5 @@
 import fastJson from 'fast-json-stringify'
 import { ErrConfig } from './errors.js'
-import type { ExternalResponse } from './envelope.js'
 import { messages } from './messages.js'
 import type { ErrResult } from './result.js'
 import { toJsonSchema, type InferOutputSchema, type ValidationSchema } from './validation.js'
@@ -82,6 +81,13 @@ export interface CompiledError extends ErrorDescription {
 }
 
 export type CompiledErrors = ReadonlyMap<string, CompiledError>
+
+/** The envelope a serializer writes (lib/envelope.ts's ExternalResponse; not imported: envelope.ts imports this module). */
+interface ExternalResponse {
+  status: boolean
+  message: string
+  data: Record<string, unknown>
+}
 
 const CODE = /^[A-Z][A-Z0-9_]*$/
 

@@ -58,6 +58,8 @@ export const DEFAULTS = Object.freeze({
   cors: Object.freeze({
     credentials: true,
     allowHeaders: Object.freeze(['Content-Type', 'Authorization']),
+    /** Added to `allowHeaders` when `rest.mcp` is on: MCP's Streamable HTTP clients send it on every request. */
+    mcpAllowHeaders: Object.freeze(['Mcp-Protocol-Version']),
     allowMethods: Object.freeze(['POST', 'GET', 'OPTIONS']),
     exposeHeaders: Object.freeze(['Content-Length']),
     maxAge: 600,

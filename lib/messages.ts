@@ -105,6 +105,8 @@ export const messages = {
   mcpInvalidRequest: (reason: string) => `Invalid Request: ${reason}`,
   mcpNoBatches: 'JSON-RPC batches are not accepted; send one message per request',
   mcpMethodNotAllowed: 'Method not allowed.',
+  mcpArgumentsNotObject: 'Invalid params: arguments must be an object',
+  mcpNameNotString: 'Invalid params: name must be a string (a tool name)',
   mcpRequireAuthWithoutAuth: 'createServer: rest.mcp.requireAuth needs config.auth (the JWT secret to verify tokens with)',
   mcpInputNotObject: (action: string, type: string) =>
     `MCP: action '${action}' has an input schema ${type}; tools take an object of arguments. Give it an object schema or set visibility.mcp: false`,
@@ -126,6 +128,8 @@ export const messages = {
   // Hardening (docs/security.md)
   jsonTooDeep: (max: number) => `JSON body nested deeper than ${max} levels`,
   underPressure: 'Service under pressure, retry later',
+  hostNotAllowed: 'Host not allowed: list it in rest.allowedHosts',
+  originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
   protectedWithoutAuth: (names: string) =>

@@ -173,6 +173,12 @@ export interface RestConfig {
   enableStatus?: boolean
   rateLimiting?: RateLimitConfig
   allowedOrigins: string[]
+  /**
+   * Host names the server answers to (DNS rebinding, docs/security.md): exact names, `.example.com` for a
+   * domain and its subdomains, `'*'` for any. Default: a server bound to a loopback address answers
+   * loopback names only; bound elsewhere (or not listening) it answers any Host.
+   */
+  allowedHosts?: string[]
   cors?: CorsConfig
   uploads?: UploadsConfig
   discovery?: DiscoveryConfig
@@ -232,6 +238,8 @@ export interface ResolvedRest {
   /** Present only when `limitingHeader` is set. */
   readonly rateLimiting?: ResolvedRateLimit
   readonly allowedOrigins: readonly string[]
+  /** Undefined when not configured (the loopback default applies). */
+  readonly allowedHosts?: readonly string[]
   /** Undefined when CORS is off. */
   readonly cors?: CorsConfig
   readonly uploads: UploadSettings
@@ -369,6 +377,14 @@ function resolveOpenApi(config: OpenApiConfig | undefined, baseUrl: string, serv
   })
 }
 
+function resolveAllowedHosts(value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || !value.every((host) => typeof host === 'string' && host.trim() !== '')) {
+    throw configError('rest.allowedHosts', "must be an array of host names (such as 'api.example.com', '.example.com' or '*')", value)
+  }
+  return Object.freeze([...value])
+}
+
 /** Checks and completes the REST configuration once, at boot. `serverName` is the document's default title. */
 export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
   if (typeof rest !== 'object' || rest === null) throw configError('rest', 'must be an object', rest)
@@ -394,6 +410,7 @@ export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
     enableStatus: rest.enableStatus === true,
     rateLimiting: resolveRateLimit(rest.rateLimiting),
     allowedOrigins: Object.freeze([...allowedOrigins]),
+    allowedHosts: resolveAllowedHosts(rest.allowedHosts),
     cors: corsEnabled ? (rest.cors ?? {}) : undefined,
     uploads,
     uploadsDiagnostics: rest.uploads?.diagnostics,

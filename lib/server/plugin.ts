@@ -4,6 +4,7 @@ import { concern } from '../../plugins/concern.js'
 import type { TokenSigner } from '../../plugins/auth.js'
 import { corsPlugin } from '../../plugins/cors.js'
 import { errorsPlugin } from '../../plugins/errors.js'
+import { hostsPlugin } from '../../plugins/hosts.js'
 import { MiddlewareRegistry, middlewarePlugin, type Middleware } from '../../plugins/middleware.js'
 import { openApiPlugin } from '../../plugins/openapi.js'
 import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
@@ -131,7 +132,9 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   // Fastify has one 404 handler per prefix: a plugin registered without a prefix leaves the app's to its owner.
   await app.register(errorsPlugin, { baseUrl, diagnostics, notFound: ownsApp || app.prefix !== '' })
   await app.register(requestScopePlugin, { context })
-  if (rest.cors) await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
+  // Before everything else: a rebound name (DNS rebinding) gets nothing, not even CORS headers.
+  await app.register(hostsPlugin, { allowedHosts: rest.allowedHosts })
+  if (rest.cors) await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors, mcp: rest.mcp !== undefined })
   // After CORS, so a browser can read the 503; before everything that costs work.
   if (rest.underPressure) await app.register((await import('../../plugins/under-pressure.js')).loadSheddingPlugin, { ...rest.underPressure, expose: (probe) => (pressure = probe) })
   if (rest.rateLimiting) await app.register((await import('../../plugins/rate-limit.js')).rateLimitPlugin, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
@@ -141,7 +144,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
-  if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
+  if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })
   printUrlsOnListen(app, rest, ownsApp)
 

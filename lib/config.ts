@@ -90,6 +90,8 @@ export const DEFAULTS = Object.freeze({
     headerName: 'authorization',
     cookieName: 'auth_token',
     algorithms: Object.freeze(['HS256']),
+    /** Lifetime of the tokens the server signs when the call names none. */
+    expiresIn: '1h',
   }),
 } as const)
 

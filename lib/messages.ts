@@ -58,6 +58,8 @@ export const messages = {
     signature: 'invalid signature',
     expired: 'token expired',
     notYetValid: 'token not yet valid',
+    claimRefused: 'token claim not accepted',
+    claimMissing: 'token claim missing',
     invalid: 'invalid token',
     noUserId: 'token has no user id',
     noRequest: 'no HTTP request to read a token from',
@@ -85,6 +87,7 @@ export const messages = {
   tokenNoAuth: 'signToken: authentication is not configured (config.auth)',
   tokenVerifyOnly: 'signToken: auth.secret is a public key, which can verify tokens but not sign them',
   tokenNoCookies: "signToken: setting a cookie needs auth.method 'cookie' or 'both'",
+  tokenCookieNoReply: 'signToken: this call has no HTTP reply to carry a cookie (an MCP tool call): return the token in the result instead',
   tokenExpiresInInvalid: (value: string) => `expiresIn must be a positive number of seconds or a duration such as '8h' or '7d', got ${value}`,
   tokenExpiresInTooLong: (value: string) =>
     `expiresIn ${value} is over a year: it is in seconds (as @fastify/jwt takes it), not milliseconds; for 8 hours pass 8 * 3600 or '8h'`,

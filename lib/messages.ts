@@ -15,6 +15,8 @@ export const messages = {
   unsupportedMediaType: 'Unsupported media type',
   bodyTooLarge: 'Request body too large',
   internal: 'Internal server error',
+  /** A thrown exception with `exposeErrors: false`: the text is logged under this id. */
+  internalWithId: (id: string) => `Internal server error (request id ${id})`,
   formDataRouting: "Form-data must include 'intent', 'service', and 'action' fields",
   singletonReused: 'createServer: a server already exists; returning it. Pass forceNewInstance: true for a new one.',
   emptyServices: 'createServer: config.services must contain at least one service',
@@ -110,6 +112,8 @@ export const messages = {
   mcpMethodNotAllowed: 'Method not allowed.',
   mcpArgumentsNotObject: 'Invalid params: arguments must be an object',
   mcpNameNotString: 'Invalid params: name must be a string (a tool name)',
+  mcpListsHiddenActions: (discovery: string) =>
+    `rest.mcp is on and ${discovery}: MCP tools/list still shows every action visible to MCP to any caller. Set rest.mcp.requireAuth (with auth) to ask for a token first, or visibility: { mcp: false } on actions agents must not see`,
   mcpRequireAuthWithoutAuth: 'createServer: rest.mcp.requireAuth needs config.auth (the JWT secret to verify tokens with)',
   mcpInputNotObject: (action: string, type: string) =>
     `MCP: action '${action}' has an input schema ${type}; tools take an object of arguments. Give it an object schema or set visibility.mcp: false`,

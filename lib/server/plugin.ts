@@ -15,7 +15,8 @@ import { staticPlugin } from '../../plugins/static.js'
 import { statusPlugin } from '../../plugins/status.js'
 import { setupUploads } from '../../plugins/uploads.js'
 import { runOnBoot } from '../boot.js'
-import { createContext, setCurrentContext, type ServerContext } from '../context.js'
+import { createContext, getRequestStore, setCurrentContext, type ServerContext } from '../context.js'
+import type { RestRequestContext } from '../../plugins/request-scope.js'
 import { thrownMessage } from '../db/errors.js'
 import { createDiagnostics, type Diagnostics } from '../diagnostics.js'
 import { createEngine, type Authenticator, type Engine } from '../engine.js'
@@ -84,7 +85,7 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
     onBeforeActionHandler: config.onBeforeActionHandler,
     onAfterActionHandler: config.onAfterActionHandler,
     actionTimeout: config.actionTimeout,
-    thrownMessage,
+    thrownMessage: config.exposeErrors ? thrownMessage : hiddenThrownMessage(logger),
     instrument: createOtelInstrument(),
   })
   // Protected actions fail closed: without a REST interface there is no request to read a token from.
@@ -94,6 +95,24 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
   return { config, context, engine, diagnostics }
 }
 
+let hiddenIds = 0
+
+/**
+ * `exposeErrors: false` (the default in production): a thrown exception answers a generic text with
+ * the request id, and its own text goes to the log under that id (always, whatever `diagnostics` is).
+ */
+function hiddenThrownMessage(logger: ServiceLogger | undefined): (error: unknown) => string {
+  const log = createDiagnostics(true, logger)
+  return (error) => {
+    const request = (getRequestStore()?.rest as RestRequestContext | undefined)?.req
+    const id = request ? String(request.id) : `fa-thrown-${(++hiddenIds).toString(36)}`
+    const detail = thrownMessage(error)
+    request?.log.error({ err: error, reqId: id }, `action threw: ${detail}`)
+    log.error('executeAction', `action threw (request id ${id}): ${detail}`, { requestId: id, stack: (error as Error | undefined)?.stack })
+    return messages.internalWithId(id)
+  }
+}
+
 /**
  * `isProtected` only takes effect with `auth` (the specification): without it those actions run for
  * anyone. Said once at boot, whatever `diagnostics` is: through the logger, else the console.
@@ -101,6 +120,16 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
 function warnUnprotected(config: ResolvedConfig, logger: ServiceLogger | undefined): void {
   const names = config.services.flatMap((service) => service.actions.filter((action) => action.isProtected).map((action) => `${service.name}.${action.name}`))
   if (names.length > 0) createDiagnostics(true, logger).warn('createServer', messages.protectedWithoutAuth(names.join(', ')))
+}
+
+/**
+ * Discovery off or behind its secret hides the action list from REST, but MCP's `tools/list` is the
+ * same list: turning MCP on would publish it silently. Said once at boot, whatever `diagnostics` is.
+ */
+function warnMcpListing(rest: NonNullable<ResolvedConfig['rest']>, logger: ServiceLogger | undefined): void {
+  if (!rest.mcp || rest.mcp.requireAuth) return
+  const discovery = !rest.discovery.enabled ? 'rest.discovery is off' : rest.discovery.secret ? 'rest.discovery needs its secret' : undefined
+  if (discovery) createDiagnostics(true, logger).warn('createServer', messages.mcpListsHiddenActions(discovery))
 }
 
 /** A part's own `diagnostics` switch when given, else the server's. */
@@ -144,6 +173,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
+  if (rest.mcp) warnMcpListing(rest, logger)
   if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })
   printUrlsOnListen(app, rest, ownsApp)

@@ -47,6 +47,8 @@ export const failureCodes = [
   'FA_ERR_MULTIPART_PART_INVALID',
   'FA_ERR_JSON_TOO_DEEP',
   'FA_ERR_UNDER_PRESSURE',
+  'FA_ERR_HOST_NOT_ALLOWED',
+  'FA_ERR_ORIGIN_NOT_ALLOWED',
 ] as const
 
 export type FailureCode = (typeof failureCodes)[number]
@@ -127,6 +129,10 @@ export const fail = {
   multipartPartInvalid: (reason: string) => failure('FA_ERR_MULTIPART_PART_INVALID', messages.multipartPartInvalid(reason), upload({ reason })),
   jsonTooDeep: (max: number) => failure('FA_ERR_JSON_TOO_DEEP', messages.jsonTooDeep(max), { maxDepth: max }),
   underPressure: () => failure('FA_ERR_UNDER_PRESSURE', messages.underPressure),
+  /** A Host outside `rest.allowedHosts` (DNS rebinding): plugins/hosts.ts. */
+  hostNotAllowed: () => failure('FA_ERR_HOST_NOT_ALLOWED', messages.hostNotAllowed),
+  /** An MCP request from a web page whose Origin is neither the server's own nor listed. */
+  originNotAllowed: () => failure('FA_ERR_ORIGIN_NOT_ALLOWED', messages.originNotAllowed),
 } as const
 
 /** Every upload refusal carries `data.error_category: 'validation'` (the specification). */

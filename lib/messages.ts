@@ -15,6 +15,8 @@ export const messages = {
   unsupportedMediaType: 'Unsupported media type',
   bodyTooLarge: 'Request body too large',
   internal: 'Internal server error',
+  /** A thrown exception with `exposeErrors: false`: the text is logged under this id. */
+  internalWithId: (id: string) => `Internal server error (request id ${id})`,
   formDataRouting: "Form-data must include 'intent', 'service', and 'action' fields",
   singletonReused: 'createServer: a server already exists; returning it. Pass forceNewInstance: true for a new one.',
   emptyServices: 'createServer: config.services must contain at least one service',
@@ -74,6 +76,8 @@ export const messages = {
     signature: 'invalid signature',
     expired: 'token expired',
     notYetValid: 'token not yet valid',
+    claimRefused: 'token claim not accepted',
+    claimMissing: 'token claim missing',
     invalid: 'invalid token',
     noUserId: 'token has no user id',
     noRequest: 'no HTTP request to read a token from',
@@ -101,6 +105,7 @@ export const messages = {
   tokenNoAuth: 'signToken: authentication is not configured (config.auth)',
   tokenVerifyOnly: 'signToken: auth.secret is a public key, which can verify tokens but not sign them',
   tokenNoCookies: "signToken: setting a cookie needs auth.method 'cookie' or 'both'",
+  tokenCookieNoReply: 'signToken: this call has no HTTP reply to carry a cookie (an MCP tool call): return the token in the result instead',
   tokenExpiresInInvalid: (value: string) => `expiresIn must be a positive number of seconds or a duration such as '8h' or '7d', got ${value}`,
   tokenExpiresInTooLong: (value: string) =>
     `expiresIn ${value} is over a year: it is in seconds (as @fastify/jwt takes it), not milliseconds; for 8 hours pass 8 * 3600 or '8h'`,
@@ -121,6 +126,10 @@ export const messages = {
   mcpInvalidRequest: (reason: string) => `Invalid Request: ${reason}`,
   mcpNoBatches: 'JSON-RPC batches are not accepted; send one message per request',
   mcpMethodNotAllowed: 'Method not allowed.',
+  mcpArgumentsNotObject: 'Invalid params: arguments must be an object',
+  mcpNameNotString: 'Invalid params: name must be a string (a tool name)',
+  mcpListsHiddenActions: (discovery: string) =>
+    `rest.mcp is on and ${discovery}: MCP tools/list still shows every action visible to MCP to any caller. Set rest.mcp.requireAuth (with auth) to ask for a token first, or visibility: { mcp: false } on actions agents must not see`,
   mcpRequireAuthWithoutAuth: 'createServer: rest.mcp.requireAuth needs config.auth (the JWT secret to verify tokens with)',
   mcpInputNotObject: (action: string, type: string) =>
     `MCP: action '${action}' has an input schema ${type}; tools take an object of arguments. Give it an object schema or set visibility.mcp: false`,
@@ -142,6 +151,8 @@ export const messages = {
   // Hardening (docs/security.md)
   jsonTooDeep: (max: number) => `JSON body nested deeper than ${max} levels`,
   underPressure: 'Service under pressure, retry later',
+  hostNotAllowed: 'Host not allowed: list it in rest.allowedHosts',
+  originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
   protectedWithoutAuth: (names: string) =>

@@ -8,6 +8,7 @@ import { fail } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { Ok } from '../lib/result.js'
 import { verificationFailureReason } from './auth-errors.js'
+import { isSameOrigin } from './hosts.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
 import { expiresInProblem, registerTokenIssuer } from './token.js'
@@ -69,17 +70,17 @@ function tokenLookup(options: ResolvedAuth): TokenLookup {
 /**
  * Cookie auth rides along on any request a browser sends, including a form posted from another
  * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
- * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
+ * this server's own (scheme, host and port) or listed in `allowedOrigins`; without an `Origin`,
+ * `Sec-Fetch-Site` decides: `cross-site` and `same-site` (a sibling subdomain, possibly someone
+ * else's) are refused, `same-origin`, `none` (typed in the address bar) and its absence pass.
  */
 function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet<string>): boolean {
-  const { origin, host } = request.headers
-  if (origin === undefined) return request.headers['sec-fetch-site'] === 'cross-site'
-  if (allowedOrigins.has(origin)) return false
-  try {
-    return new URL(origin).host !== host
-  } catch {
-    return true // `null` (a sandboxed or opaque origin) and anything unparsable
+  const { origin } = request.headers
+  if (origin === undefined) {
+    const site = request.headers['sec-fetch-site']
+    return site === 'cross-site' || site === 'same-site'
   }
+  return !allowedOrigins.has(origin) && !isSameOrigin(origin, request)
 }
 
 /**
@@ -117,6 +118,40 @@ function createAuthenticator(
   }
 }
 
+// fast-jwt checks a claim's value only when the claim is present: each check also requires its claim.
+const claimOf = { allowedAud: 'aud', allowedIss: 'iss', allowedSub: 'sub', maxAge: 'iat' } as const
+
+/**
+ * `auth.verify` as @fastify/jwt's (fast-jwt's) verifier options. A token without the claim an
+ * option checks (no `aud` when `allowedAud` is set) is refused too: fast-jwt alone would let it through.
+ */
+function claimChecks(auth: ResolvedAuth): Record<string, unknown> {
+  const verify = auth.verify
+  if (!verify) return {}
+  const checks: Record<string, unknown> = {}
+  const required = new Set(verify.requiredClaims ?? [])
+  for (const key of ['allowedAud', 'allowedIss', 'allowedSub', 'maxAge'] as const) {
+    if (verify[key] === undefined) continue
+    checks[key] = verify[key]
+    required.add(claimOf[key])
+  }
+  if (required.size > 0) checks.requiredClaims = [...required]
+  return checks
+}
+
+/** A single string of `allowedAud` / `allowedIss`: what the server's own tokens are signed with. */
+function single(value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  return Array.isArray(value) && value.length === 1 && typeof value[0] === 'string' ? value[0] : undefined
+}
+
+/** The sign options every token of this server starts from: `auth.expiresIn`, and `aud` / `iss` when `auth.verify` names one. */
+function signDefaults(auth: ResolvedAuth): Record<string, unknown> {
+  const aud = single(auth.verify?.allowedAud)
+  const iss = single(auth.verify?.allowedIss)
+  return { expiresIn: auth.expiresIn, ...(aud ? { aud } : {}), ...(iss ? { iss } : {}) }
+}
+
 /**
  * JWT authentication for protected actions: the engine calls the authenticator before the global
  * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
@@ -137,7 +172,10 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
         const found = lookup(request)
         return 'token' in found ? found.token : undefined
       },
+      ...claimChecks(auth),
     },
+    // What every token the server signs carries unless the call says otherwise: an expiry, and the audience and issuer it checks.
+    ...(hmacOnly ? { sign: signDefaults(auth) } : {}),
   }
   await app.register(fastifyJwt, jwtOptions)
   registerTokenIssuer(app, auth) // signToken (plugins/token.ts): actions issue tokens with this jwt

@@ -41,6 +41,8 @@ export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, n
   FA_ERR_MULTIPART_PART_INVALID: 400,
   FA_ERR_JSON_TOO_DEEP: 400,
   FA_ERR_UNDER_PRESSURE: 503,
+  FA_ERR_HOST_NOT_ALLOWED: 403,
+  FA_ERR_ORIGIN_NOT_ALLOWED: 403,
 })
 
 /** The HTTP status of a Result: 200 for Ok, its code's status for a failure, the declared one for a declared error, 400 for a handler's `Err`. */

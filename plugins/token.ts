@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { getRequestStore } from '../lib/context.js'
 import { messages } from '../lib/messages.js'
 import { Err, Ok, type Result } from '../lib/result.js'
 import type { ResolvedAuth } from './config.js'
+import { hostnameOf, isLoopbackHost } from './hosts.js'
 import type { RestRequestContext } from './request-scope.js'
 
 /** Cookie attributes for `signToken({ cookie })` (those of @fastify/cookie, written out so no plugin types leak into yours). */
@@ -21,14 +22,15 @@ export interface SignTokenOptions {
   /**
    * Lifetime, as @fastify/jwt takes it: a number of **seconds** (`8 * 3600`), or a duration such as
    * `'15m'`, `'8h'` or `'7d'`. Over a year is refused (a number of milliseconds, by mistake).
-   * None by default (the token never expires).
+   * Default `auth.expiresIn` ('1h').
    */
   expiresIn?: number | string
   /** Other claims options of @fastify/jwt's `sign` (`notBefore`, `jti`, `aud`, `iss`, `sub`, …). */
   sign?: Record<string, unknown>
   /**
    * Also set the token as the auth cookie (`auth.cookieName`, with `auth.method: 'cookie'`):
-   * `true` for HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS; an object overrides those.
+   * `true` for HttpOnly, SameSite=Lax, Path=/, and Secure unless the request is plain HTTP to a
+   * loopback host (`auth.cookie.secure` decides when set); an object overrides those.
    */
   cookie?: boolean | TokenCookieOptions
 }
@@ -67,6 +69,8 @@ interface Issuer {
   cookieName: string
   method: ResolvedAuth['method']
   canSign: boolean
+  /** `auth.cookie.secure`; undefined for the default rule. */
+  cookieSecure?: boolean
 }
 
 // Keyed by the `jwt` decorator of a registration, which its child contexts share.
@@ -74,7 +78,29 @@ const issuers = new WeakMap<object, Issuer>()
 
 /** Called by the auth setup once @fastify/jwt is registered. */
 export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth): void {
-  issuers.set(app.jwt, { cookieName: auth.cookieName, method: auth.method, canSign: auth.algorithms.every((algorithm) => algorithm.startsWith('HS')) })
+  issuers.set(app.jwt, {
+    cookieName: auth.cookieName,
+    method: auth.method,
+    canSign: auth.algorithms.every((algorithm) => algorithm.startsWith('HS')),
+    cookieSecure: auth.cookieSecure,
+  })
+}
+
+/**
+ * `Secure` unless the request is plain HTTP to a loopback host (local development): behind a TLS
+ * proxy without `trustProxy` the request looks like plain HTTP, and the cookie must still be Secure.
+ */
+function secureCookie(issuer: Issuer, request: FastifyRequest): boolean {
+  if (issuer.cookieSecure !== undefined) return issuer.cookieSecure
+  if (request.protocol === 'https') return true
+  const hostname = hostnameOf(request.host ?? '')
+  return hostname === undefined || !isLoopbackHost(hostname)
+}
+
+/** Why a cookie cannot be set on this request's answer (an MCP tool call: the SDK writes the answer), or undefined. */
+function cookieProblem(issuer: Issuer, rest: RestRequestContext): string | undefined {
+  if (issuer.method === 'header' || typeof rest.reply.setCookie !== 'function') return messages.tokenNoCookies
+  return rest.reply.sent ? messages.tokenCookieNoReply : undefined
 }
 
 function currentIssuer(): { issuer: Issuer; jwt: FastifyInstance['jwt']; rest: RestRequestContext } | string {
@@ -96,11 +122,12 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
   if (typeof found === 'string') return Err(found)
   const { issuer, jwt, rest } = found
   if (!issuer.canSign) return Err(messages.tokenVerifyOnly)
-  if (options.cookie && (issuer.method === 'header' || typeof rest.reply.setCookie !== 'function')) return Err(messages.tokenNoCookies)
+  const problem = options.cookie ? cookieProblem(issuer, rest) : undefined
+  if (problem) return Err(problem)
   const signOptions: Record<string, unknown> = { ...options.sign }
   if (options.expiresIn !== undefined) {
-    const problem = expiresInProblem(options.expiresIn)
-    if (problem) return Err(`signToken: ${problem}`)
+    const lifetime = expiresInProblem(options.expiresIn)
+    if (lifetime) return Err(`signToken: ${lifetime}`)
     signOptions.expiresIn = options.expiresIn
   }
   const token = jwt.sign(claims, signOptions)
@@ -109,7 +136,7 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
       httpOnly: true,
       sameSite: 'lax',
       path: '/',
-      secure: rest.req.protocol === 'https',
+      secure: secureCookie(issuer, rest.req),
       ...(typeof options.cookie === 'object' ? options.cookie : {}),
     })
   }
@@ -120,7 +147,8 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
 export function clearTokenCookie(options: TokenCookieOptions = {}): Result<null, string> {
   const found = currentIssuer()
   if (typeof found === 'string') return Err(found)
-  if (found.issuer.method === 'header') return Err(messages.tokenNoCookies)
+  const problem = cookieProblem(found.issuer, found.rest)
+  if (problem) return Err(problem)
   found.rest.reply.clearCookie(found.issuer.cookieName, { path: '/', ...options })
   return Ok(null)
 }

@@ -6,6 +6,7 @@ import { corsPlugin } from '../../plugins/cors.js'
 import { errorsPlugin } from '../../plugins/errors.js'
 import { MiddlewareRegistry, middlewarePlugin, type Middleware } from '../../plugins/middleware.js'
 import { openApiPlugin } from '../../plugins/openapi.js'
+import { routerPathOptionsOf } from '../../plugins/paths.js'
 import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
 import { requestScopePlugin } from '../../plugins/request-scope.js'
 import type { PressureProbe } from '../../plugins/under-pressure.js'
@@ -124,7 +125,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const logger = loggerFor(config, app)
   const diagnostics = scoped(core, rest.diagnostics, logger)
   const baseUrl = `${app.prefix}${rest.baseUrl}`
-  const middleware = new MiddlewareRegistry()
+  const middleware = new MiddlewareRegistry(routerPathOptionsOf(app))
   let pressure: PressureProbe | undefined
   let auth: { jwt: TokenSigner; authenticate: Authenticator } | undefined
 

@@ -140,7 +140,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   await app.register(middlewarePlugin, { registry: middleware, context })
   if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, expose: (parts) => (auth = parts) })
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
   if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })

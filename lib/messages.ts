@@ -155,6 +155,10 @@ export const messages = {
   originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
+  invalidServiceName: (name: string) =>
+    `createServer: service name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
+  invalidActionName: (name: string, service: string) =>
+    `createServer: action name ${JSON.stringify(name)} in service '${service}' must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
   protectedWithoutAuth: (names: string) =>
     `actions marked isProtected run without authentication because the server has no auth config: ${names}`,
 } as const

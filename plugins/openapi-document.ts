@@ -129,7 +129,7 @@ function operationOf(service: Service, action: Action, options: DocumentOptions,
     operationId,
     summary: action.description,
     tags: [service.name],
-    requestBody: { required: Boolean(action.isSpecial), content },
+    requestBody: { required: true, content },
     responses: withDeclaredErrors(
       {
         '200': { description: messages.executed(service.name, action.name), content: { 'application/json': { schema: successSchema(action) } } },

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isVisibleToRest, type Action } from '../lib/action.js'
-import type { ServerContext } from '../lib/context.js'
+import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
-import type { Engine } from '../lib/engine.js'
+import type { Authenticator, Engine } from '../lib/engine.js'
 import { toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import { declarationOf } from '../lib/declared-errors.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
@@ -12,6 +12,8 @@ import { checkExternalRequest } from '../lib/request.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
+import { requestStoreOf } from './request-scope.js'
+import { discardRest } from './unread-body.js'
 import { concern } from './concern.js'
 
 /**
@@ -26,6 +28,8 @@ export type MultipartReader = (request: FastifyRequest, reply: FastifyReply, rou
 export interface ActionRoute {
   service: string
   action: string
+  /** The action is protected: its route authenticates in `onRequest`, before the body is read. */
+  isProtected?: boolean
 }
 
 /** The uploads side of the endpoint; without it a multipart body is a 415. */
@@ -47,6 +51,8 @@ export interface ServicesPluginOptions {
   multipart?: MultipartSupport
   /** `POST {baseUrl}/services/{service}/{action}` for every visible action (docs/openapi.md). */
   actionRoutes?: boolean
+  /** The auth plugin's authenticator (with `auth`): a protected action's route verifies the caller before reading the body. */
+  authenticate?: Authenticator
 }
 
 /**
@@ -180,8 +186,10 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   /** A per-action route: the body is the payload; then the very same dispatch as `intent: execute`. */
   function executeRoute(route: ActionRoute) {
     return (request: FastifyRequest, reply: FastifyReply) => {
-      // No body at all is an empty payload: the action's validation decides whether that is enough.
-      const payload = request.body ?? {}
+      // No body (what sendBeacon or a no-cors fetch sends, without a Content-Type) and JSON `null` are
+      // refused as on the one endpoint, whose `payload` is required: an action without input takes `{}`.
+      const payload = request.body
+      if (payload === undefined || payload === null) return failureAnswer(reply, fail.invalidBody())
       const external = { intent: 'execute', service: route.service, action: route.action, payload }
       const errors = checkExternalRequest(external)
       if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
@@ -189,6 +197,10 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     }
   }
   const routes: ActionRoute[] = options.actionRoutes ? visibleActions(engine) : []
+  // The route knows its action from the path: a protected one turns an anonymous caller away before
+  // a byte of the body is read (the engine verifies again, as for the one endpoint).
+  const authenticate = options.authenticate
+  const routeOptions = (route: ActionRoute) => (route.isProtected && authenticate ? { onRequest: requireAuth(authenticate, context) } : {})
 
   const path = `${baseUrl}/services`
   // Returns the answer (or a promise of it): Fastify sends it once the handler, and its scope, are done.
@@ -199,7 +211,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   })
-  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit }, executeRoute(route))
+  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit, ...routeOptions(route) }, executeRoute(route))
 
   const multipart = options.multipart
   if (!multipart) return
@@ -212,7 +224,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
     })
     for (const route of routes) {
-      scope.post(actionRoutePath(baseUrl, route.service, route.action), { constraints: { [multipartConstraint.name]: true } }, async (request, reply) => {
+      scope.post(actionRoutePath(baseUrl, route.service, route.action), { constraints: { [multipartConstraint.name]: true }, ...routeOptions(route) }, async (request, reply) => {
         const parsed = await read(request, reply, route)
         return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
       })
@@ -223,8 +235,18 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
 /** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */
 export function visibleActions(engine: Engine): ActionRoute[] {
   return engine.getServices().value.flatMap((service) =>
-    service.actions.filter(isVisibleToRest).map((action) => ({ service: service.name, action: action.name })),
+    service.actions.filter(isVisibleToRest).map((action) => ({ service: service.name, action: action.name, isProtected: action.isProtected === true })),
   )
+}
+
+/** A protected route's `onRequest`: the 401 envelope before the body is read; the unread rest is thrown away, then the connection closed. */
+function requireAuth(authenticate: Authenticator, context: ServerContext<any>) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const auth = await runInRequestScope(requestStoreOf(request, reply, context), () => authenticate(context))
+    if (auth.ok) return
+    discardRest(request, reply)
+    return sendFailure(reply, auth)
+  }
 }
 
 /** The services endpoint and the per-action routes (uploads inside) as the plugin `fastify-actions-services`. */

@@ -6,7 +6,7 @@ export default createAction({
   name: 'create',
   description: 'Creates a task',
   validation: Type.Object(
-    { title: insert.properties.title, notes: insert.properties.notes, done: insert.properties.done },
+    { title: Type.String({ minLength: 1, maxLength: 200 }), notes: insert.properties.notes, done: insert.properties.done },
     { additionalProperties: false },
   ),
   output: Task,

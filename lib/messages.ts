@@ -48,6 +48,7 @@ export const messages = {
   errorDataNotObject: (action: string, code: string) => `Action '${action}' declares error '${code}': data must describe an object (type: 'object')`,
   errorDataHasCode: (action: string, code: string) =>
     `Action '${action}' declares error '${code}': data must not have a 'code' property (the code is sent beside the data)`,
+  errorDataMismatch: (name: string, code: string, reason: string) => `'${name}' returned Fail('${code}') with data that does not match its schema: ${reason}`,
   undeclaredError: (action: string, code: string) => `'${action}' returned Fail('${code}'), a code it does not declare: answered as a plain Err`,
   notAResult: (what: string) => `'${what}' returned a value that is not a Result; return Ok(value) or Err(message)`,
   servicesListed: 'Services listed',

@@ -11,7 +11,8 @@ import { verificationFailureReason } from './auth-errors.js'
 import { isSameOrigin } from './hosts.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
-import { expiresInProblem, registerTokenIssuer } from './token.js'
+import { expiresInProblem } from '../lib/token-lifetime.js'
+import { registerTokenIssuer } from './token.js'
 import { concern } from './concern.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */

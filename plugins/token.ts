@@ -36,12 +36,35 @@ export interface SignTokenOptions {
   cookie?: boolean | TokenCookieOptions
 }
 
+/** A single string of `allowedAud` / `allowedIss`: what the server's own tokens are signed with. */
+function single(value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  return Array.isArray(value) && value.length === 1 && typeof value[0] === 'string' ? value[0] : undefined
+}
+
+/**
+ * The sign options of a token the server issues: `auth.expiresIn` unless the call names a lifetime
+ * or the claims an `exp`, and the `aud` / `iss` that `auth.verify` checks (a single string) unless
+ * the claims or the call name their own. (Given to @fastify/jwt as registration defaults instead,
+ * they would override the claims: fast-jwt puts option claims over the payload's.)
+ */
+export function withSignDefaults(auth: ResolvedAuth, claims: Record<string, unknown>, options: Record<string, unknown>): Record<string, unknown> {
+  const signed: Record<string, unknown> = { ...options }
+  if (signed.expiresIn === undefined && claims.exp === undefined) signed.expiresIn = auth.expiresIn
+  const aud = single(auth.verify?.allowedAud)
+  const iss = single(auth.verify?.allowedIss)
+  if (aud !== undefined && claims.aud === undefined && signed.aud === undefined) signed.aud = aud
+  if (iss !== undefined && claims.iss === undefined && signed.iss === undefined) signed.iss = iss
+  return signed
+}
+
 interface Issuer {
   cookieName: string
   method: ResolvedAuth['method']
   canSign: boolean
   /** `auth.cookie.secure`; undefined for the default rule. */
   cookieSecure?: boolean
+  auth: ResolvedAuth
 }
 
 // Keyed by the `jwt` decorator of a registration, which its child contexts share.
@@ -54,6 +77,7 @@ export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth): v
     method: auth.method,
     canSign: auth.algorithms.every((algorithm) => algorithm.startsWith('HS')),
     cookieSecure: auth.cookieSecure,
+    auth,
   })
 }
 
@@ -101,7 +125,7 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
     if (lifetime) return Err(`signToken: ${lifetime}`)
     signOptions.expiresIn = options.expiresIn
   }
-  const token = jwt.sign(claims, signOptions)
+  const token = jwt.sign(claims, withSignDefaults(issuer.auth, claims, signOptions))
   if (options.cookie) {
     rest.reply.setCookie(issuer.cookieName, token, {
       httpOnly: true,

@@ -26,6 +26,16 @@ export {
 } from './action.js'
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
 export {
+  Fail,
+  isDeclaredFailure,
+  type DeclaredFailure,
+  type DeclaredFailureOf,
+  type DeclaredDataOf,
+  type ErrorDeclaration,
+  type ErrorDeclarations,
+  type PlainErr,
+} from './declared-errors.js'
+export {
   ServerContext,
   createContext,
   getContext,

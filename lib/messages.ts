@@ -33,6 +33,22 @@ export const messages = {
   rateLimited: (seconds: number) => `Rate limit exceeded, retry in ${seconds} seconds`,
   actionTimedOut: (name: string, ms: number) => `Action '${name}' timed out after ${ms}ms`,
   outputMismatch: (name: string, reason: string) => `'${name}' returned a value that does not match its output schema: ${reason}`,
+  // Declared errors (lib/declared-errors.ts): boot refusals, FA_ERR_CONFIG.
+  errorsNotObject: (action: string) => `Action '${action}': errors must be an object of declarations by code, e.g. { NOT_FOUND: { status: 404 } }`,
+  errorCodeInvalid: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': a code is upper-case letters, digits and underscores, starting with a letter (e.g. NOT_FOUND)`,
+  errorCodeReserved: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': codes starting with FA_ are the framework's own (FA_ERR_*, FA_CLIENT_*)`,
+  errorDeclarationInvalid: (action: string, code: string) => `Action '${action}' declares error '${code}': a declaration is an object { status?, message?, data? }`,
+  errorStatusInvalid: (action: string, code: string, status: unknown) =>
+    `Action '${action}' declares error '${code}': status must be an integer from 400 to 599, got ${String(status)}`,
+  errorMessageInvalid: (action: string, code: string) => `Action '${action}' declares error '${code}': message must be a string`,
+  errorDataNoJsonSchema: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': data must be a TypeBox schema or a Standard Schema with JSON Schema export`,
+  errorDataNotObject: (action: string, code: string) => `Action '${action}' declares error '${code}': data must describe an object (type: 'object')`,
+  errorDataHasCode: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': data must not have a 'code' property (the code is sent beside the data)`,
+  undeclaredError: (action: string, code: string) => `'${action}' returned Fail('${code}'), a code it does not declare: answered as a plain Err`,
   notAResult: (what: string) => `'${what}' returned a value that is not a Result; return Ok(value) or Err(message)`,
   servicesListed: 'Services listed',
   actionsListed: (service: string) => `Actions of service '${service}' listed`,
@@ -139,6 +155,10 @@ export const messages = {
   originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
+  invalidServiceName: (name: string) =>
+    `createServer: service name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
+  invalidActionName: (name: string, service: string) =>
+    `createServer: action name ${JSON.stringify(name)} in service '${service}' must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
   protectedWithoutAuth: (names: string) =>
     `actions marked isProtected run without authentication because the server has no auth config: ${names}`,
 } as const

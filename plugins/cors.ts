@@ -5,7 +5,7 @@ import { errorMessage } from '../lib/diagnostics.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from './config.js'
-import { compilePathMatcher, pathOf } from './paths.js'
+import { compilePathMatcher, routedPath, routerPathOptionsOf, type RouterPathOptions } from './paths.js'
 import { concern } from './concern.js'
 
 export interface CorsPluginOptions {
@@ -13,6 +13,8 @@ export interface CorsPluginOptions {
   cors?: CorsConfig
   /** The MCP endpoint is on: its clients send `Mcp-Protocol-Version`, allowed by default too. */
   mcp?: boolean
+  /** The app's router options: a rule's path matches as the router routes (plugins/paths.ts). */
+  router?: RouterPathOptions
 }
 
 /** Every field filled: the defaults with `cors.defaults` (or a rule's options) merged over them. */
@@ -100,10 +102,10 @@ function compilePolicy(options: ResolvedCorsOptions): Policy {
   }
 }
 
-function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsOptions, policies: { defaults: Policy; deny: Policy }): CompiledRule {
+function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsOptions, policies: { defaults: Policy; deny: Policy }, router?: RouterPathOptions): CompiledRule {
   if (rule === null || typeof rule !== 'object' || typeof rule.path !== 'string') throw new ErrConfig(messages.corsInvalidRule(index))
   const { path, resolver, options } = rule
-  const matches = compilePathMatcher(path)
+  const matches = compilePathMatcher(path, router)
   if (resolver === undefined) {
     return { path, matches, decide: options === undefined ? policies.defaults : compilePolicy(mergeOptions(defaults, options)) }
   }
@@ -131,7 +133,7 @@ function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsO
  * denies. `fixed` is set when one options object answers every request (no route rules, no function
  * options): @fastify/cors then needs no delegator, whose option merging costs a fifth of a request.
  */
-export function compileCors({ allowedOrigins, cors = {}, mcp = false }: CorsPluginOptions) {
+export function compileCors({ allowedOrigins, cors = {}, mcp = false, router }: CorsPluginOptions) {
   // The specification's defaults; `origin` comes from `allowedOrigins` (or `*` when it is empty).
   const builtIn: ResolvedCorsOptions = {
     credentials: DEFAULTS.cors.credentials,
@@ -152,7 +154,7 @@ export function compileCors({ allowedOrigins, cors = {}, mcp = false }: CorsPlug
     }),
   }
   if (cors.addCors !== undefined && !Array.isArray(cors.addCors)) throw new ErrConfig(messages.corsInvalidRule(-1))
-  const rules = (cors.addCors ?? []).map((rule, index) => compileRule(rule, index, defaults, policies))
+  const rules = (cors.addCors ?? []).map((rule, index) => compileRule(rule, index, defaults, policies, router))
 
   const fixed =
     rules.length === 0 && typeof defaults.origin !== 'function' && typeof defaults.allowMethods !== 'function'
@@ -166,7 +168,8 @@ export function compileCors({ allowedOrigins, cors = {}, mcp = false }: CorsPlug
     try {
       let decide = policies.defaults
       if (rules.length > 0) {
-        const path = pathOf(req.url)
+        // The path the router routes on, never the raw target (`/%61dmin/users` is `/admin/users`).
+        const path = routedPath(req.url, router)
         for (const rule of rules) {
           if (rule.matches(path)) {
             decide = rule.decide
@@ -190,7 +193,7 @@ export function compileCors({ allowedOrigins, cors = {}, mcp = false }: CorsPlug
  * 404 answer carry CORS headers too): static options for a fixed policy, else the per-request delegator.
  */
 export async function setupCors(app: FastifyInstance, options: CorsPluginOptions): Promise<void> {
-  const { delegator, fixed } = compileCors(options)
+  const { delegator, fixed } = compileCors({ router: routerPathOptionsOf(app), ...options })
   await app.register(fastifyCors, fixed ? { hook: 'onRequest', ...fixed } : { hook: 'onRequest', delegator })
 }
 

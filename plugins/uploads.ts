@@ -1,6 +1,5 @@
 import multipart, { type MultipartFile } from '@fastify/multipart'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import { Socket } from 'node:net'
 import type { Action } from '../lib/action.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Engine } from '../lib/engine.js'
@@ -13,6 +12,7 @@ import { checkContentType } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
 import { guardMultipart, MultipartRefused } from './multipart-guard.js'
+import { discardRest } from './unread-body.js'
 import type { ActionRoute, MultipartReader, MultipartSupport } from './services.js'
 
 export interface UploadsOptions {
@@ -54,10 +54,6 @@ function toStreamLimits(limits: UploadLimits) {
     parts: limits.maxFiles + limits.maxFields + 2,
   }
 }
-
-/** After an answer sent before the body was read to its end: how much more to read and throw away before closing. */
-const LINGER_BYTES = 4 * 1024 * 1024
-const LINGER_MS = 2000
 
 /**
  * Sets up multipart bodies on the services endpoint. The returned function runs inside the
@@ -296,39 +292,4 @@ function readFailure(error: unknown, files: readonly FileReceipt[], settings: Up
     default:
       return fail.multipartInvalid()
   }
-}
-
-/**
- * When the answer goes out before the body was read to its end: stop parsing, throw away what the
- * client still sends (so it can read the answer: closing a socket with unread input resets it),
- * and close the connection after LINGER_BYTES or LINGER_MS, whichever comes first. A body that
- * ends within them leaves the connection open for the next request.
- */
-function discardRest(request: FastifyRequest, reply: FastifyReply): void {
-  const raw = request.raw
-  raw.unpipe()
-  // `inject` has no connection to manage; HTTP/1 only, where the socket is this request's alone.
-  if (raw.complete || !(raw.socket instanceof Socket) || raw.httpVersionMajor !== 1) return
-  let left = LINGER_BYTES
-  let timer: NodeJS.Timeout | undefined
-  const close = () => {
-    done()
-    raw.socket?.destroy()
-  }
-  const done = () => {
-    clearTimeout(timer)
-    raw.off('data', onData).off('end', done).off('close', done)
-  }
-  const onData = (chunk: Buffer) => {
-    left -= chunk.length
-    if (left < 0 && reply.raw.writableFinished) close()
-  }
-  raw.on('data', onData).once('end', done).once('close', done)
-  reply.raw.once('finish', () => {
-    if (raw.complete) return done()
-    if (left < 0) return close()
-    timer = setTimeout(close, LINGER_MS)
-    timer.unref()
-  })
-  raw.resume()
 }

@@ -7,6 +7,7 @@ import { errorsPlugin } from '../../plugins/errors.js'
 import { hostsPlugin } from '../../plugins/hosts.js'
 import { MiddlewareRegistry, middlewarePlugin, type Middleware } from '../../plugins/middleware.js'
 import { openApiPlugin } from '../../plugins/openapi.js'
+import { routerPathOptionsOf } from '../../plugins/paths.js'
 import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
 import { requestScopePlugin } from '../../plugins/request-scope.js'
 import type { PressureProbe } from '../../plugins/under-pressure.js'
@@ -154,7 +155,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const logger = loggerFor(config, app)
   const diagnostics = scoped(core, rest.diagnostics, logger)
   const baseUrl = `${app.prefix}${rest.baseUrl}`
-  const middleware = new MiddlewareRegistry()
+  const middleware = new MiddlewareRegistry(routerPathOptionsOf(app))
   let pressure: PressureProbe | undefined
   let auth: { jwt: TokenSigner; authenticate: Authenticator } | undefined
 
@@ -171,7 +172,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   await app.register(middlewarePlugin, { registry: middleware, context })
   if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, expose: (parts) => (auth = parts) })
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
   if (rest.mcp) warnMcpListing(rest, logger)
   if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth })

@@ -11,7 +11,8 @@ import { verificationFailureReason } from './auth-errors.js'
 import { isSameOrigin } from './hosts.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
-import { expiresInProblem, registerTokenIssuer } from './token.js'
+import { expiresInProblem } from '../lib/token-lifetime.js'
+import { registerTokenIssuer, withSignDefaults } from './token.js'
 import { concern } from './concern.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
@@ -139,19 +140,6 @@ function claimChecks(auth: ResolvedAuth): Record<string, unknown> {
   return checks
 }
 
-/** A single string of `allowedAud` / `allowedIss`: what the server's own tokens are signed with. */
-function single(value: unknown): string | undefined {
-  if (typeof value === 'string') return value
-  return Array.isArray(value) && value.length === 1 && typeof value[0] === 'string' ? value[0] : undefined
-}
-
-/** The sign options every token of this server starts from: `auth.expiresIn`, and `aud` / `iss` when `auth.verify` names one. */
-function signDefaults(auth: ResolvedAuth): Record<string, unknown> {
-  const aud = single(auth.verify?.allowedAud)
-  const iss = single(auth.verify?.allowedIss)
-  return { expiresIn: auth.expiresIn, ...(aud ? { aud } : {}), ...(iss ? { iss } : {}) }
-}
-
 /**
  * JWT authentication for protected actions: the engine calls the authenticator before the global
  * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
@@ -174,8 +162,6 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
       },
       ...claimChecks(auth),
     },
-    // What every token the server signs carries unless the call says otherwise: an expiry, and the audience and issuer it checks.
-    ...(hmacOnly ? { sign: signDefaults(auth) } : {}),
   }
   await app.register(fastifyJwt, jwtOptions)
   registerTokenIssuer(app, auth) // signToken (plugins/token.ts): actions issue tokens with this jwt
@@ -188,7 +174,7 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
     sign: (payload, options) => {
       const problem = options?.expiresIn === undefined ? undefined : expiresInProblem(options.expiresIn)
       if (problem) throw new TypeError(`jwt.sign: ${problem}`)
-      return jwt.sign(payload, options as Parameters<typeof jwt.sign>[1])
+      return jwt.sign(payload, withSignDefaults(auth, payload, options ?? {}) as Parameters<typeof jwt.sign>[1])
     },
     verify: <T extends Record<string, unknown>>(token: string) => jwt.verify<T>(token),
   }

@@ -2,7 +2,7 @@ import type { FastifyRequest, FastifyServerOptions } from 'fastify'
 import { DEFAULTS, configError, optionalBoolean, positiveInteger } from '../lib/config.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
-import { expiresInProblem } from './token.js'
+import { expiresInProblem } from '../lib/token-lifetime.js'
 import { resolveUploadSettings, type UploadSettings, type UploadsConfig } from '../lib/uploads/config.js'
 
 /** JWT authentication for protected actions. */

@@ -4,6 +4,7 @@ import { messages } from '../lib/messages.js'
 import { Err, Ok, type Result } from '../lib/result.js'
 import type { ResolvedAuth } from './config.js'
 import { hostnameOf, isLoopbackHost } from './hosts.js'
+import { expiresInProblem } from '../lib/token-lifetime.js'
 import type { RestRequestContext } from './request-scope.js'
 
 /** Cookie attributes for `signToken({ cookie })` (those of @fastify/cookie, written out so no plugin types leak into yours). */
@@ -35,34 +36,26 @@ export interface SignTokenOptions {
   cookie?: boolean | TokenCookieOptions
 }
 
-/** A year in seconds: a longer lifetime is a mistake (milliseconds for seconds), refused. */
-const MAX_EXPIRES_IN = 365 * 24 * 3600
-
-// The duration texts @fastify/jwt (fast-jwt, through `ms`) accepts, and their length in seconds.
-const DURATION = /^(\d*\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i
-const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400, w: 604_800, y: 31_557_600 }
-
-function unitSeconds(unit: string | undefined): number {
-  if (!unit) return 0.001 // a bare number in a text is milliseconds in `ms`
-  const u = unit.toLowerCase()
-  if (u.startsWith('ms') || u.startsWith('msec') || u.startsWith('milli')) return UNIT_SECONDS.ms!
-  return UNIT_SECONDS[u[0]!]!
+/** A single string of `allowedAud` / `allowedIss`: what the server's own tokens are signed with. */
+function single(value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  return Array.isArray(value) && value.length === 1 && typeof value[0] === 'string' ? value[0] : undefined
 }
 
 /**
- * Checks a token lifetime before it is signed: a positive number of seconds or a duration text, at
- * most a year. Returns the message of a refusal, or undefined.
+ * The sign options of a token the server issues: `auth.expiresIn` unless the call names a lifetime
+ * or the claims an `exp`, and the `aud` / `iss` that `auth.verify` checks (a single string) unless
+ * the claims or the call name their own. (Given to @fastify/jwt as registration defaults instead,
+ * they would override the claims: fast-jwt puts option claims over the payload's.)
  */
-export function expiresInProblem(value: unknown): string | undefined {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value <= 0) return messages.tokenExpiresInInvalid(String(value))
-    return value > MAX_EXPIRES_IN ? messages.tokenExpiresInTooLong(String(value)) : undefined
-  }
-  const found = typeof value === 'string' ? DURATION.exec(value.trim()) : null
-  if (!found) return messages.tokenExpiresInInvalid(JSON.stringify(value))
-  const seconds = Number(found[1]) * unitSeconds(found[2])
-  if (!(seconds > 0)) return messages.tokenExpiresInInvalid(JSON.stringify(value))
-  return seconds > MAX_EXPIRES_IN ? messages.tokenExpiresInTooLong(JSON.stringify(value)) : undefined
+export function withSignDefaults(auth: ResolvedAuth, claims: Record<string, unknown>, options: Record<string, unknown>): Record<string, unknown> {
+  const signed: Record<string, unknown> = { ...options }
+  if (signed.expiresIn === undefined && claims.exp === undefined) signed.expiresIn = auth.expiresIn
+  const aud = single(auth.verify?.allowedAud)
+  const iss = single(auth.verify?.allowedIss)
+  if (aud !== undefined && claims.aud === undefined && signed.aud === undefined) signed.aud = aud
+  if (iss !== undefined && claims.iss === undefined && signed.iss === undefined) signed.iss = iss
+  return signed
 }
 
 interface Issuer {
@@ -71,6 +64,7 @@ interface Issuer {
   canSign: boolean
   /** `auth.cookie.secure`; undefined for the default rule. */
   cookieSecure?: boolean
+  auth: ResolvedAuth
 }
 
 // Keyed by the `jwt` decorator of a registration, which its child contexts share.
@@ -83,6 +77,7 @@ export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth): v
     method: auth.method,
     canSign: auth.algorithms.every((algorithm) => algorithm.startsWith('HS')),
     cookieSecure: auth.cookieSecure,
+    auth,
   })
 }
 
@@ -130,7 +125,7 @@ export function signToken(claims: Record<string, unknown>, options: SignTokenOpt
     if (lifetime) return Err(`signToken: ${lifetime}`)
     signOptions.expiresIn = options.expiresIn
   }
-  const token = jwt.sign(claims, signOptions)
+  const token = jwt.sign(claims, withSignDefaults(issuer.auth, claims, signOptions))
   if (options.cookie) {
     rest.reply.setCookie(issuer.cookieName, token, {
       httpOnly: true,

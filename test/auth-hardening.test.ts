@@ -161,3 +161,14 @@ t.test('MCP tool calls: signToken({ cookie }) and clearTokenCookie() answer Err 
   const plain = await tool('account_plainLogin')
   t.notOk(plain.json.result.isError, 'a token without a cookie is issued as before')
 })
+
+t.test("the defaults never override what the claims or the call name: exp, aud, iss", async (t) => {
+  const { server } = await start(t, { verify: { allowedAud: 'api', allowedIss: 'https://login.example' } })
+  const { getActions } = await import('../lib/index.js')
+  const jwt = getActions(server.app).jwt!
+  const exp = now() + 60
+  const own = claimsOf(jwt.sign({ sub: 'x', exp, aud: 'other', iss: 'me' }))
+  t.same({ exp: own.exp, aud: own.aud, iss: own.iss }, { exp, aud: 'other', iss: 'me' })
+  const long = claimsOf(jwt.sign({ sub: 'x' }, { expiresIn: '2h' }))
+  t.equal(Number(long.exp) - Number(long.iat), 7200)
+})

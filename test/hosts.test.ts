@@ -182,3 +182,21 @@ t.test('helpers: Host names and loopback addresses', async (t) => {
   t.ok(allowed('localhost'))
 })
 
+
+t.test('MCP on while discovery hides the actions: one boot warning; none with requireAuth or open discovery', async (t) => {
+  const { recordingLogger } = await import('./helpers/logger.js')
+  const cases: Array<[string, TestConfig['rest'], boolean]> = [
+    ['discovery off', { discovery: { enabled: false }, mcp: { enabled: true } }, true],
+    ['discovery behind its secret', { discovery: { enabled: true, secret: 's' }, mcp: { enabled: true } }, true],
+    ['discovery open', { discovery: { enabled: true }, mcp: { enabled: true } }, false],
+    ['requireAuth', { discovery: { enabled: false }, mcp: { enabled: true, requireAuth: true } }, false],
+  ]
+  for (const [label, rest, warned] of cases) {
+    const { logger, entries } = recordingLogger()
+    const server = await buildServer({ resources: { logger }, auth: { secret: 'a-secret-long-enough-for-hs256-tokens' }, rest })
+    await server.close()
+    const warnings = entries.filter((entry) => entry.level === 'warn' && entry.message.startsWith('rest.mcp is on'))
+    t.equal(warnings.length, warned ? 1 : 0, label)
+    if (warned) t.match(warnings[0]!.message, /tools\/list still shows every action visible to MCP to any caller.*rest\.mcp\.requireAuth/)
+  }
+})

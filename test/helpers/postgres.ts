@@ -31,7 +31,7 @@ const START_TIMEOUT_MS = 30_000
 const STOP_TIMEOUT_MS = 10_000
 
 /** The directory of `initdb` and `postgres`: $PG_BIN, else the newest /usr/lib/postgresql/<version>/bin. */
-function postgresBin(): string | undefined {
+export function postgresBin(): string | undefined {
   const has = (dir: string) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres'))
   if (process.env.PG_BIN) return has(process.env.PG_BIN) ? process.env.PG_BIN : undefined
   const root = '/usr/lib/postgresql'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,8 +60,8 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, de
   }
 }
 
-/** The HAProxy configuration of docs/deployment.md, on loopback ports. */
-export function haproxyConfig(frontendPort: number, servers: Record<string, number>, socket: string): string {
+/** The HAProxy configuration docs/deployment.md shows (checked below): `bind` and `servers` are `address:port`. */
+function haproxyConfig(bind: string, servers: Record<string, string>, socket: string): string {
   return `global
   stats socket ${socket} mode 600 level admin
 
@@ -78,7 +78,7 @@ defaults
   option redispatch 1
 
 frontend fleet
-  bind 127.0.0.1:${frontendPort}
+  bind ${bind}
   option forwardfor
   default_backend instances
 
@@ -92,7 +92,7 @@ backend instances
   default-server inter 200ms fall 2 rise 2
   http-response set-header X-Fleet-Server %s
 ${Object.entries(servers)
-  .map(([name, port]) => `  server ${name} 127.0.0.1:${port} check`)
+  .map(([name, address]) => `  server ${name} ${address} check`)
   .join('\n')}
 `
 }
@@ -251,6 +251,12 @@ async function provideDatabase(): Promise<{ url: string; stop: () => Promise<voi
   return startCluster(postgresBin()!)
 }
 
+t.test('docs/deployment.md shows the HAProxy configuration this test uses', async (t) => {
+  const page = readFileSync(join(root, 'docs', 'deployment.md'), 'utf8')
+  const block = /^```haproxy\n([\s\S]*?)^```/m.exec(page)?.[1]
+  t.equal(block, haproxyConfig(':8080', { a: '10.0.0.11:8000', b: '10.0.0.12:8000', c: '10.0.0.13:8000' }, '/run/haproxy/admin.sock'))
+})
+
 t.test('three instances behind HAProxy with PostgreSQL and Redis: drain, crash, rejoin, shared limits, load shedding', { skip }, async (t) => {
   const started = Date.now()
   const dir = mkdtempSync(join(tmpdir(), 'fastify-actions-fleet-'))
@@ -285,7 +291,8 @@ t.test('three instances behind HAProxy with PostgreSQL and Redis: drain, crash, 
   const socket = join(dir, 'haproxy.sock')
   const frontendPort = await freePort()
   const configFile = join(dir, 'haproxy.cfg')
-  writeFileSync(configFile, haproxyConfig(frontendPort, ports, socket))
+  const addresses = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, `127.0.0.1:${port}`]))
+  writeFileSync(configFile, haproxyConfig(`127.0.0.1:${frontendPort}`, addresses, socket))
   const balancerProcess = spawn(haproxy!, ['-f', configFile, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] })
   let balancerOutput = ''
   balancerProcess.stdout.setEncoding('utf8').on('data', (chunk: string) => (balancerOutput += chunk))

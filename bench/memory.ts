@@ -5,7 +5,7 @@
  * `seconds` of autocannon load (32 connections) after a 1 s warm-up. Prints, per server, the medians
  * of the idle baseline after boot and of the breakdown at peak RSS: RSS, V8's heap spaces (committed),
  * external memory and what is left outside the V8 heap. MEM_NODE_FLAGS adds node flags to the servers
- * (e.g. `--max-semi-space-size=8`); MEM_ENV adds `NAME=value,…` to their environment; MEM_AB names
+ * (e.g. `--max-semi-space-size=8`); the server CPU µs per request is printed too (for an A/B of CPU); MEM_ENV adds `NAME=value,…` to their environment; MEM_AB names
  * a second build directory (bench/build.ts output of another checkout) whose fastify-actions runs as
  * `fastify-actions@B` in the same rotation, for an A/B; MEM_TRACE_GC=1 runs the servers with
  * `--trace-gc-nvp` and adds, per answered request of the measured window, the bytes V8 allocated and
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { writeFileSync } from 'node:fs'
 import { buildProject } from './build.js'
 import type { LoadResult, LoadSpec } from './load.js'
-import { killAll, LOAD_CORE, rssMiB, sampleRss, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
+import { cpuMs, killAll, LOAD_CORE, rssMiB, sampleRss, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
 import { requestOf, SERVERS, type AnyWorkloadName, type ServerName } from './shared.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -83,7 +83,7 @@ function median(values: number[]): number {
 async function main() {
   const build = buildProject(ROOT)
   const req = requestOf(workload)
-  const results = new Map<ServerName, Array<{ idle: Snap; peak: Snap; sampledPeak: number; reqPerSec: number; gc?: GcWindow }>>()
+  const results = new Map<ServerName, Array<{ idle: Snap; peak: Snap; sampledPeak: number; reqPerSec: number; cpuUs: number; gc?: GcWindow }>>()
   try {
     const load = async (port: number, durationSec: number): Promise<LoadResult> => {
       const spec: LoadSpec = { url: `http://127.0.0.1:${port}${req.path}`, connections: 32, durationSec, method: req.method, headers: req.headers, bodyBase64: req.body.toString('base64') }
@@ -107,12 +107,14 @@ async function main() {
           await load(port, 1)
           const sampler = sampleRss(proc.child.pid, 100)
           const from = proc.stdout().length
+          const cpuBefore = cpuMs(proc.child.pid) ?? 0
           const result = await load(port, seconds)
+          const cpuUs = (((cpuMs(proc.child.pid) ?? 0) - cpuBefore) * 1000) / Math.max(1, result.total)
           const gc = traceGc ? gcWindow(proc.stdout().slice(from), result.total) : undefined
           const sampledPeak = Math.max(...sampler.stop(), rssMiB(proc.child.pid) ?? 0)
           await new Promise((done) => setTimeout(done, 150))
           const { idle, peak } = JSON.parse(readFileSync(probe, 'utf8')) as { idle: Snap; peak: Snap }
-          ;(results.get(server) ?? results.set(server, []).get(server)!).push({ idle, peak, sampledPeak, reqPerSec: result.reqPerSec, gc })
+          ;(results.get(server) ?? results.set(server, []).get(server)!).push({ idle, peak, sampledPeak, reqPerSec: result.reqPerSec, cpuUs, gc })
           process.stderr.write(`  round ${r + 1}/${rounds} ${server}: ${Math.round(result.reqPerSec)} req/s, idle ${idle.rss} MiB, peak ${peak.rss} MiB (heap ${peak.heapPhysical}, new ${peak.spaces.new_space}, old ${peak.spaces.old_space})\n`)
         } finally {
           await stop(proc)
@@ -131,6 +133,7 @@ async function main() {
     rows.push([key, ...servers.flatMap((s) => [median(results.get(s)!.map((x) => pick(x.idle, key))).toFixed(1), median(results.get(s)!.map((x) => pick(x.peak, key))).toFixed(1)])])
   }
   rows.push(['req/s', ...servers.flatMap((s) => ['', String(Math.round(median(results.get(s)!.map((x) => x.reqPerSec))))])])
+  rows.push(['server CPU µs / request', ...servers.flatMap((s) => ['', median(results.get(s)!.map((x) => x.cpuUs)).toFixed(1)])])
   if (traceGc) {
     const gcRow = (name: string, key: keyof GcWindow, digits: number) =>
       rows.push([name, ...servers.flatMap((s) => ['', median(results.get(s)!.map((x) => x.gc![key])).toFixed(digits)])])

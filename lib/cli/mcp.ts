@@ -5,7 +5,7 @@
  * endpoint's. stdout carries the protocol only.
  */
 import { consoleToStderr } from './console.js'
-import type { Values } from './index.js'
+import type { Values } from './common.js'
 import { buildProjectServer, findProjectRoot, importFromProject, loadConfig } from './project.js'
 
 /** The environment variable whose JWT is sent with every message (protected actions). */

@@ -103,6 +103,8 @@ export const fail = {
   notAResult: (what: string) => failure('FA_ERR_NOT_A_RESULT', messages.internal, {}, messages.notAResult(what)),
   /** An `Ok` value its action's `output` schema cannot serialize: logged, answered as the 500 (no field leaks). */
   outputMismatch: (name: string, reason: string) => failure('FA_ERR_OUTPUT_MISMATCH', messages.internal, {}, messages.outputMismatch(name, reason)),
+  /** A declared error's data its schema cannot serialize: the same 500 as an output mismatch, logged with the code. */
+  errorDataMismatch: (name: string, code: string, reason: string) => failure('FA_ERR_OUTPUT_MISMATCH', messages.internal, {}, messages.errorDataMismatch(name, code, reason)),
   internal: () => failure('FA_ERR_INTERNAL', messages.internal),
   auth: (reason: string) => failure('FA_ERR_AUTH', messages.authFailed(reason)),
   discoveryDisabled: () => failure('FA_ERR_DISCOVERY_DISABLED', messages.discoveryDisabled),

@@ -48,6 +48,7 @@ export const messages = {
   errorDataNotObject: (action: string, code: string) => `Action '${action}' declares error '${code}': data must describe an object (type: 'object')`,
   errorDataHasCode: (action: string, code: string) =>
     `Action '${action}' declares error '${code}': data must not have a 'code' property (the code is sent beside the data)`,
+  errorDataMismatch: (name: string, code: string, reason: string) => `'${name}' returned Fail('${code}') with data that does not match its schema: ${reason}`,
   undeclaredError: (action: string, code: string) => `'${action}' returned Fail('${code}'), a code it does not declare: answered as a plain Err`,
   notAResult: (what: string) => `'${what}' returned a value that is not a Result; return Ok(value) or Err(message)`,
   servicesListed: 'Services listed',
@@ -155,6 +156,8 @@ export const messages = {
   originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
+  hostCors:
+    "the app already has @fastify/cors: its policy answers cross-origin requests and preflights for fastify-actions' routes too, and rest.allowedOrigins / rest.cors do not set CORS headers here (they still decide the cookie CSRF check); register fastify-actions in a scope without @fastify/cors to use its own",
   invalidServiceName: (name: string) =>
     `createServer: service name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
   invalidActionName: (name: string, service: string) =>

@@ -2,7 +2,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifyJwt, { type FastifyJWTOptions } from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { identityOf } from '../lib/auth.js'
-import { getRequestStore } from '../lib/context.js'
+import { getRequestStore, type ServerContext } from '../lib/context.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { fail } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
@@ -31,7 +31,12 @@ export interface AuthPluginOptions {
   engine: Engine
   /** `rest.allowedOrigins`: the other sites cookie-authenticated requests may come from. */
   allowedOrigins: readonly string[]
+  /** The registration's context: `signToken` finds this registration's signer by it. */
+  context?: ServerContext<any>
 }
+
+// Namespaces given to @fastify/jwt inside apps that already have a `jwt` decorator, one per registration.
+let jwtNamespaces = 0
 
 // Reading headers is HTTP's business: it lives here, the claims logic in lib/auth.ts.
 const bearer = /^Bearer[ \t]+(\S+)$/i
@@ -92,7 +97,7 @@ function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet
  * costs a promise where `verify` is synchronous.
  */
 function createAuthenticator(
-  app: FastifyInstance,
+  jwt: FastifyInstance['jwt'],
   lookup: TokenLookup,
   crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined,
   cookieGuard: ((request: FastifyRequest) => boolean) | undefined,
@@ -108,7 +113,7 @@ function createAuthenticator(
     if (found.fromCookie && cookieGuard?.(rest.req)) return fail.auth(messages.authReasons.crossSite)
     let claims: Record<string, unknown>
     try {
-      claims = app.jwt.verify<Record<string, unknown>>(found.token)
+      claims = jwt.verify<Record<string, unknown>>(found.token)
     } catch (error) {
       return fail.auth(verificationFailureReason(error))
     }
@@ -145,7 +150,7 @@ function claimChecks(auth: ResolvedAuth): Record<string, unknown> {
  * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
  * the token from the same place (one lookup for both).
  */
-export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<{ jwt: TokenSigner; authenticate: Authenticator }> {
+export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins, context }: AuthPluginOptions): Promise<{ jwt: TokenSigner; authenticate: Authenticator }> {
   const lookup = tokenLookup(auth)
   // The user's app may already have @fastify/cookie: registering it twice would fail.
   if (auth.method !== 'header' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
@@ -163,13 +168,17 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
       ...claimChecks(auth),
     },
   }
-  await app.register(fastifyJwt, jwtOptions)
-  registerTokenIssuer(app, auth) // signToken (plugins/token.ts): actions issue tokens with this jwt
+  // Inside an app that already has @fastify/jwt (its own secret, its `request.user`), a second
+  // registration would fail on the decorators: this one takes a namespace (`app.jwt.<namespace>`,
+  // `request.<namespace>JwtVerify()`) and leaves the app's own untouched.
+  const namespace = app.hasDecorator('jwt') ? `fastifyActions${++jwtNamespaces}` : undefined
+  await app.register(fastifyJwt, namespace ? { ...jwtOptions, namespace } : jwtOptions)
+  const jwt = namespace ? (app.jwt as unknown as Record<string, FastifyInstance['jwt']>)[namespace] : app.jwt
+  registerTokenIssuer(app, auth, jwt, context) // signToken (plugins/token.ts): actions issue tokens with this jwt
   const allowed = new Set(allowedOrigins)
   const guard = (request: FastifyRequest) => isCrossSiteRefused(request, allowed)
-  const authenticate = createAuthenticator(app, lookup, auth.method === 'cookie' ? guard : undefined, auth.method === 'both' ? guard : undefined)
+  const authenticate = createAuthenticator(jwt, lookup, auth.method === 'cookie' ? guard : undefined, auth.method === 'both' ? guard : undefined)
   engine.setAuthenticator(authenticate)
-  const { jwt } = app
   const signer: TokenSigner = {
     sign: (payload, options) => {
       const problem = options?.expiresIn === undefined ? undefined : expiresInProblem(options.expiresIn)

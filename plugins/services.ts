@@ -118,16 +118,17 @@ function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, 
  * data schema's: only declared fields are written. A value that does not match its schema is a 500
  * (logged), never a partial or leaking body.
  */
-function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string, status = 200): Answer {
+function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string, declared?: { code: string; status: number }): Answer {
   let json: string
   try {
     json = serializer(body)
   } catch (error) {
-    const failure = fail.outputMismatch(name, (error as Error).message)
+    const reason = (error as Error).message
+    const failure = declared ? fail.errorDataMismatch(name, declared.code, reason) : fail.outputMismatch(name, reason)
     reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
     return failureAnswer(reply, failure)
   }
-  reply.code(status).type('application/json; charset=utf-8')
+  reply.code(declared?.status ?? 200).type('application/json; charset=utf-8')
   return json
 }
 
@@ -178,7 +179,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     }
     if (!result.ok) {
       const declared = declarationOf(result)
-      if (declared) return serializedAnswer(reply, declared.serialize, toExternalResponse(result, service, action), `${service}.${action}`, declared.status)
+      if (declared) return serializedAnswer(reply, declared.serialize, toExternalResponse(result, service, action), `${service}.${action}`, declared)
     }
     return answerWith(reply, status, toExternalResponse(result, service, action))
   }

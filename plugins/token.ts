@@ -69,16 +69,21 @@ interface Issuer {
 
 // Keyed by the `jwt` decorator of a registration, which its child contexts share.
 const issuers = new WeakMap<object, Issuer>()
+// Keyed by the registration's context: its jwt may sit in a namespace of the host app's (plugins/auth.ts).
+const byContext = new WeakMap<object, { issuer: Issuer; jwt: FastifyInstance['jwt'] }>()
 
 /** Called by the auth setup once @fastify/jwt is registered. */
-export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth): void {
-  issuers.set(app.jwt, {
+/** `jwt` is the registration's own (namespaced in a host with @fastify/jwt). */
+export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth, jwt: FastifyInstance['jwt'] = app.jwt, context?: object): void {
+  const issuer: Issuer = {
     cookieName: auth.cookieName,
     method: auth.method,
     canSign: auth.algorithms.every((algorithm) => algorithm.startsWith('HS')),
     cookieSecure: auth.cookieSecure,
     auth,
-  })
+  }
+  issuers.set(jwt, issuer)
+  if (context) byContext.set(context, { issuer, jwt })
 }
 
 /**
@@ -99,8 +104,11 @@ function cookieProblem(issuer: Issuer, rest: RestRequestContext): string | undef
 }
 
 function currentIssuer(): { issuer: Issuer; jwt: FastifyInstance['jwt']; rest: RestRequestContext } | string {
-  const rest = getRequestStore()?.rest as RestRequestContext | undefined
+  const store = getRequestStore()
+  const rest = store?.rest as RestRequestContext | undefined
   if (!rest) return messages.tokenNoRequest
+  const own = store?.context ? byContext.get(store.context) : undefined
+  if (own) return { ...own, rest }
   const jwt = (rest.req.server as Partial<FastifyInstance>).jwt
   const issuer = jwt ? issuers.get(jwt) : undefined
   if (!jwt || !issuer) return messages.tokenNoAuth

@@ -63,7 +63,9 @@ export function setupUploads({ settings, multipartLimit, engine, diagnostics }: 
   const limits = toStreamLimits(settings.limits)
   return {
     async register(scope: FastifyInstance): Promise<MultipartReader> {
-      await scope.register(multipart, { limits, throwFileSizeLimit: false })
+      // An app that registered @fastify/multipart above this scope already parses multipart/form-data
+      // (registering it again would fail): its parser is reused, with these limits given per request.
+      if (!scope.hasContentTypeParser('multipart/form-data')) await scope.register(multipart, { limits, throwFileSizeLimit: false })
       return (request, reply, route) => readUpload(request, reply, engine, settings, multipartLimit, diagnostics, route)
     },
     /** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
@@ -184,7 +186,8 @@ async function readForm(request: FastifyRequest, settings: UploadSettings, multi
   const stopAtFile = (limit: 'maxFiles' | 'maxFileSize' | 'maxTotalSize') =>
     stop(validateUploads(form.files, settings) ?? limitExceeded(limit, settings, form.files))
   try {
-    for await (const part of request.parts()) {
+    // The options are given per request too, for a host's own @fastify/multipart (whose types omit `throwFileSizeLimit`, which it reads).
+    for await (const part of request.parts({ limits: toStreamLimits(limits), throwFileSizeLimit: false } as Parameters<FastifyRequest['parts']>[0])) {
       received++
       // The guard refuses a nameless part from its headers; this holds should a part slip past it.
       if (typeof part.fieldname !== 'string' || part.fieldname === '') {

@@ -70,6 +70,18 @@ t.test("a critical hook's declared error is the action's answer when the action 
   t.equal(archived.text, `{"status":false,"message":"${messages.hookFailed('tasks.exists', 'NOT_FOUND')}","data":{}}`)
 })
 
+t.test("data that does not match its schema: the 500, logged with the action and the code", async (t) => {
+  const lines: Array<Record<string, unknown>> = []
+  const stream = { write: (line: string) => void lines.push(JSON.parse(line)) }
+  const server = await buildServer({ services: declaredServices, rest: { fastify: { logger: { level: 'error', stream } } } })
+  t.teardown(() => server.close())
+  const answer = await server.app.inject({ method: 'POST', url: '/api/services', payload: { intent: 'execute', service: 'tasks', action: 'get', payload: { id: 'mismatch' } } })
+  t.equal(answer.statusCode, 500)
+  t.equal(answer.body, `{"status":false,"message":"${messages.internal}","data":{}}`)
+  const logged = lines.find((line) => line.code === 'FA_ERR_OUTPUT_MISMATCH')
+  t.match(logged, { action: 'tasks.get', msg: /^'tasks\.get' returned Fail\('NOT_FOUND'\) with data that does not match its schema: / })
+})
+
 t.test('app.inject and the engine see the same failure', async (t) => {
   const server = await buildServer({ services: declaredServices })
   t.teardown(() => server.close())

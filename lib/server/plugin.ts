@@ -164,13 +164,18 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   await app.register(requestScopePlugin, { context })
   // Before everything else: a rebound name (DNS rebinding) gets nothing, not even CORS headers.
   await app.register(hostsPlugin, { allowedHosts: rest.allowedHosts })
-  if (rest.cors) await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors, mcp: rest.mcp !== undefined })
+  if (rest.cors) {
+    // Plugin mode in an app that has @fastify/cors above it: that registration's hook already answers
+    // for these routes (a second one would fail on its decorator), so its policy is reused, with a warning.
+    if (!ownsApp && app.hasRequestDecorator('corsPreflightEnabled')) createDiagnostics(true, logger).warn('fastifyActions', messages.hostCors)
+    else await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors, mcp: rest.mcp !== undefined, ownRoutesOnly: !ownsApp })
+  }
   // After CORS, so a browser can read the 503; before everything that costs work.
   if (rest.underPressure) await app.register((await import('../../plugins/under-pressure.js')).loadSheddingPlugin, { ...rest.underPressure, expose: (probe) => (pressure = probe) })
   if (rest.rateLimiting) await app.register((await import('../../plugins/rate-limit.js')).rateLimitPlugin, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
   await app.register(middlewarePlugin, { registry: middleware, context })
-  if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, expose: (parts) => (auth = parts) })
+  if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, context, expose: (parts) => (auth = parts) })
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })

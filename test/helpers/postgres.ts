@@ -21,6 +21,9 @@ export interface TestDatabase {
   readonly db: PgDatabase<PgQueryResultHKT>
   /** Runs SQL (several statements allowed). */
   exec: (sql: string) => Promise<void>
+  /** PostgreSQL only: the server's connection string and the schema the tests' tables live in. */
+  readonly url?: string
+  readonly schema?: string
   close: () => Promise<void>
 }
 
@@ -182,6 +185,8 @@ export async function openPostgres(): Promise<TestDatabase> {
   return {
     kind: 'postgres',
     db: drizzlePg({ client: pool }),
+    url,
+    schema,
     exec: async (sql) => void (await pool.query(sql)),
     async close() {
       await pool.end()

@@ -18,7 +18,6 @@ import pg from 'pg'
 import t from 'tap'
 import { cleanEnv, packAndInstall, run, type PackedInstall } from '../helpers/pack.js'
 import { postgresBin, startCluster, type PostgresServer } from '../helpers/postgres.js'
-import { freePort } from '../helpers/redis.js'
 
 t.setTimeout(1_800_000)
 
@@ -60,28 +59,29 @@ function tapSummary(output: string): { total: number; pass: number } | undefined
   return match ? { total: Number(match[1]), pass: Number(match[2]) } : undefined
 }
 
-/** `npm start` on a free port: answers once GET /status does; `stop` sends SIGTERM and answers the exit code. */
+/**
+ * `npm start` with PORT=0 (the server names the port it took: no race for a free port); ready once
+ * GET /status answers. `stop` sends SIGTERM to npm and the server (one process group).
+ */
 async function start(env: Record<string, string>) {
-  const port = await freePort()
-  const child = spawn('npm', ['start'], { cwd: project, env: { ...cleanEnv(), PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const child = spawn('npm', ['start'], { cwd: project, env: { ...cleanEnv(), PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
   const exited = once(child, 'exit')
-  const origin = `http://127.0.0.1:${port}`
-  for (;;) {
+  let origin: string | undefined
+  while (!origin) {
     if (child.exitCode !== null) throw new Error(`npm start ended with ${child.exitCode}:\n${output}`)
-    const ok = await fetch(`${origin}/status`).then((response) => response.ok, () => false)
-    if (ok) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    origin = /^Listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(output)?.[1]
+    if (!origin) await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return {
     origin,
     output: () => output,
     async stop() {
-      process.kill(-child.pid!, 'SIGTERM') // npm and the server it started: one process group
-      const [code] = await exited
-      return code as number | null
+      process.kill(-child.pid!, 'SIGTERM')
+      await exited
+      return output
     },
   }
 }
@@ -136,9 +136,9 @@ t.test('the project type-checks under --strict and passes its own tests on PGlit
 
 t.test('npm start serves on PGlite: GET /status, tasks.create and tasks.list over a socket; SIGTERM closes it', async (t) => {
   const server = await start({ PGLITE_DIR: 'memory://' })
-  await checkRunning(t, server.origin)
+  await checkRunning(t, server.origin).catch((error: Error) => t.fail(error.message, { output: server.output() }))
   t.match(server.output(), /Database: PGlite in memory:\/\//)
-  t.equal(await server.stop(), 0, 'a clean exit on SIGTERM')
+  t.match(await server.stop(), /\nServer closed\n/, 'SIGTERM: in-flight requests done, database closed, a clean exit')
 })
 
 t.test('the CLI refuses to write over the project', async (t) => {
@@ -194,9 +194,9 @@ t.test('after gen, on PostgreSQL: typecheck, npm test, npm start', { skip: pgSki
   t.ok(summary && summary.pass === summary.total && summary.total >= 14, `the generated tests ran too: ${JSON.stringify(summary)}`)
 
   const server = await start({ DATABASE_URL })
-  await checkRunning(t, server.origin)
+  await checkRunning(t, server.origin).catch((error: Error) => t.fail(error.message, { output: server.output() }))
   t.match(server.output(), /Database: PostgreSQL at 127\.0\.0\.1:\d+\/postgres|Database: PostgreSQL at /)
-  t.equal(await server.stop(), 0)
+  t.match(await server.stop(), /\nServer closed\n/)
   const { rows } = await admin.query(`select count(*)::int as n from "${schema}".tasks`)
   t.ok(rows[0].n >= 1, 'the tasks are in PostgreSQL')
 })

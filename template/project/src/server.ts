@@ -8,7 +8,8 @@ console.log(`Database: ${database.description}`)
 const server = await createServer(config)
 const { host, port } = config.rest
 try {
-  await server.rest.app.listen({ host, port })
+  // PORT=0 picks a free port: the line below names the one taken.
+  console.log(`Listening on ${await server.rest.app.listen({ host, port })}`)
 } catch (error) {
   console.error(`Cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
   await database.close()
@@ -24,7 +25,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       .close()
       .then(() => Promise.all([database.close(), redis?.quit()]))
       .then(
-        () => process.exit(0),
+        () => {
+          console.log('Server closed')
+          process.exit(0)
+        },
         () => process.exit(1),
       )
   })

@@ -85,11 +85,9 @@ export function isSameOrigin(origin: string, request: FastifyRequest): boolean {
   }
 }
 
-/** Whether `app`'s server listens on a loopback address only; undefined while it does not listen (inject). */
-function boundToLoopback(app: FastifyInstance): boolean | undefined {
-  const address = app.server.address()
-  if (address === null || typeof address !== 'object') return undefined
-  return isLoopbackAddress(address.address)
+/** Whether an address the server listens on is a loopback one. */
+function boundToLoopback(address: ReturnType<FastifyInstance['server']['address']>): boolean {
+  return address !== null && typeof address === 'object' && isLoopbackAddress(address.address)
 }
 
 /**
@@ -100,13 +98,11 @@ function boundToLoopback(app: FastifyInstance): boolean | undefined {
 export function setupHosts(app: FastifyInstance, { allowedHosts }: HostsPluginOptions): void {
   const allowed = compileAllowedHosts(allowedHosts ?? [])
   const configured = allowedHosts !== undefined
-  // Known once the server listens; a server never moves to another address.
-  let loopback: boolean | undefined
+  // Decided when the server starts listening (never while it does not: app.inject, app.fetch).
+  let loopback = boundToLoopback(app.server.address())
+  app.server.on('listening', () => (loopback = boundToLoopback(app.server.address())))
   app.addHook('onRequest', function checkHost(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-    if (!configured) {
-      loopback ??= boundToLoopback(app)
-      if (loopback !== true) return done()
-    }
+    if (!configured && !loopback) return done()
     const host = request.host
     if (host === undefined || host === '') return done()
     const hostname = hostnameOf(host)

@@ -110,6 +110,11 @@ const adapters: Record<string, { send: Send; plugin?: boolean } | undefined> = {
   'plugin mode': { send: endpoint, plugin: true },
 }
 
+/** Surfaces whose rows are filled in but which this test does not drive yet, and why. */
+const notDriven: Record<string, string> = {
+  'MCP over stdio': 'the CLI needs a scaffolded project to run in; test/package/scaffold.test.ts drives it',
+}
+
 /** The adapter of a row: its surface name is the row's text before any parenthesis. */
 function adapterOf(surface: string) {
   const name = surface.replace(/\s*\(.*$/, '')
@@ -222,7 +227,7 @@ t.test('the table names every check this test knows, and every surface has an ad
   for (const row of rows) {
     const { name, adapter } = adapterOf(row.surface)
     const pending = Object.values(row.cells).every((cell) => cell.value === 'pending')
-    t.ok(adapter || pending, `${name}: an adapter, or a pending row`)
+    t.ok(adapter || pending || notDriven[name], `${name}: an adapter, a pending row, or a reason it is not driven`)
   }
 })
 
@@ -239,7 +244,7 @@ for (const column of columns) {
       const { name, adapter } = adapterOf(row.surface)
       if (cell.value === 'n/a') continue
       if (cell.value === 'pending' || !adapter) {
-        t.pass(`${name}: pending, it lands from another branch (streams: the SSE branch; MCP over stdio: the CLI branch)`, { todo: true })
+        t.pass(`${name}: ${notDriven[name] ?? 'pending: it lands from another branch (streams: the SSE branch)'}`, { todo: true })
         continue
       }
       const port = adapter.plugin ? ports.plugin : ports.own

@@ -1,4 +1,5 @@
-import type { Result } from './result.js'
+import type { DeclaredFailureOf, ErrorDeclarations, PlainErr } from './declared-errors.js'
+import type { ErrResult, OkResult, Result } from './result.js'
 import type { InferInput, InferOutputSchema, ValidationSchema } from './validation.js'
 import type { ServerContext } from './context.js'
 
@@ -21,10 +22,11 @@ export interface ActionSpecial {
   uploadMode?: UploadMode
 }
 
-export type ActionHandler<TInput = unknown, TOutput = unknown> = (
+/** A handler; `TFailure` is the `Err` it may return (`createAction` narrows it to a plain `Err` or a declared `Fail`). */
+export type ActionHandler<TInput = unknown, TOutput = unknown, TFailure extends ErrResult<string> = ErrResult<string>> = (
   data: TInput,
   context: ServerContext,
-) => Result<TOutput, string> | Promise<Result<TOutput, string>>
+) => OkResult<TOutput> | TFailure | Promise<OkResult<TOutput> | TFailure>
 
 /** A named operation. Create it with `createAction` so `data` is typed from `validation`. */
 export interface Action<TInput = any, TOutput = unknown> {
@@ -38,6 +40,11 @@ export interface Action<TInput = any, TOutput = unknown> {
    */
   output?: ValidationSchema | null
   handler: ActionHandler<TInput, TOutput>
+  /**
+   * The errors callers can tell apart, by code: `{ NOT_FOUND: { status: 404, data: Type.Object({ id: Type.String() }) } }`.
+   * The handler returns one with `Fail(code, data?, message?)`; see docs/errors.md.
+   */
+  errors?: ErrorDeclarations
   isProtected?: boolean
   accessControl?: string[]
   /** `rest: false` hides the action from explore/schema (it can still be executed) and from MCP; `mcp: false` hides it from MCP only. */
@@ -100,11 +107,22 @@ export type TypedAction<
   TOutput = unknown,
   V extends ActionVisibility | undefined = ActionVisibility | undefined,
   X extends ActionSpecial | undefined = ActionSpecial | undefined,
-> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial'> & {
+  E extends ErrorDeclarations = ErrorDeclarations,
+> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial' | 'errors'> & {
   name: N
   validation?: S
   visibility?: V
   isSpecial?: X
+  errors?: E
+}
+
+/** What `createAction` takes besides the inferred fields: the handler may return `Ok`, a plain `Err`, or a `Fail` of `E`. */
+type Definition<S extends ValidationSchema | null | undefined, TOutput, E extends ErrorDeclarations> = Omit<
+  ActionDefinition<S, TOutput>,
+  'name' | 'visibility' | 'isSpecial' | 'output' | 'handler' | 'errors'
+> & {
+  handler: ActionHandler<InferInput<S>, TOutput, PlainErr | NoInfer<DeclaredFailureOf<E>>>
+  errors?: E
 }
 
 /**
@@ -117,23 +135,25 @@ export function createAction<
   S extends ValidationSchema | null | undefined = undefined,
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
+  E extends ErrorDeclarations = {},
 >(
-  definition: Omit<ActionDefinition<S, InferOutputSchema<O>>, 'name' | 'visibility' | 'isSpecial' | 'output'> & {
+  definition: Definition<S, InferOutputSchema<O>, E> & {
     name: N
     output: O
     visibility?: V
     isSpecial?: X
   },
-): TypedAction<N, S, InferOutputSchema<O>, V, X> & { output: O }
+): TypedAction<N, S, InferOutputSchema<O>, V, X, E> & { output: O }
 export function createAction<
   const N extends string,
   S extends ValidationSchema | null | undefined = undefined,
   TOutput = unknown,
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
+  E extends ErrorDeclarations = {},
 >(
-  definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial' | 'output'> & { name: N; visibility?: V; isSpecial?: X; output?: null },
-): TypedAction<N, S, TOutput, V, X>
+  definition: Definition<S, TOutput, E> & { name: N; visibility?: V; isSpecial?: X; output?: null },
+): TypedAction<N, S, TOutput, V, X, E>
 export function createAction(definition: Action): Action {
   return definition
 }

@@ -1,4 +1,5 @@
 import type { Action, HookRef, Service } from './action.js'
+import { compileErrors, type CompiledErrors } from './declared-errors.js'
 import { ErrConfig, ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
 import { messages } from './messages.js'
 import { compileValidator, type Validator } from './validation.js'
@@ -16,6 +17,8 @@ export interface CompiledAction {
   /** `service.action` */
   name: string
   validate?: Validator
+  /** Its declared errors, checked and compiled; undefined when it declares none. */
+  errors?: CompiledErrors
   timeout?: number
   before: CompiledHook[]
   after: CompiledHook[]
@@ -44,11 +47,13 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
     for (const action of service.actions) {
       if (typeof action.name !== 'string' || !NAME_RULE.test(action.name)) throw new ErrConfig(messages.invalidActionName(action.name, service.name))
       if (actions.has(action.name)) throw new ErrDuplicateAction(action.name, service.name)
+      const name = `${service.name}.${action.name}`
       actions.set(action.name, {
         serviceName: service.name,
         action,
-        name: `${service.name}.${action.name}`,
+        name,
         validate: action.validation ? compileValidator(action.validation) : undefined,
+        errors: compileErrors(name, action.errors),
         timeout: action.timeout ?? actionTimeout,
         before: [],
         after: [],

@@ -1,6 +1,7 @@
 import type { Static, TSchema } from 'typebox'
 import type { StandardSchemaV1 } from './standard-schema.js'
 import type { Action, Service } from './action.js'
+import type { DeclaredDataOf } from './declared-errors.js'
 
 /** A service that keeps its literal `name` and its actions' types (see `createService`). */
 export type TypedService<N extends string = string, A extends Action[] = Action[]> = Omit<Service, 'name' | 'actions'> & {
@@ -50,3 +51,12 @@ export type IsHiddenFromRest<A> = A extends { visibility?: infer V }
 
 /** True when the action takes multipart uploads (`isSpecial` set through `createAction`). */
 export type IsUploadAction<A> = A extends { isSpecial?: infer X } ? ([NonNullable<X>] extends [never] ? false : true) : false
+
+/** The declared errors of an action (its `errors`, kept by `createAction`): code → the data type; `{}` without any. */
+export type ErrorsOf<A> = A extends { errors?: infer E }
+  ? [NonNullable<E>] extends [never]
+    ? {}
+    : string extends keyof NonNullable<E>
+      ? {}
+      : { [C in keyof NonNullable<E> & string]: DeclaredDataOf<NonNullable<E>[C]> }
+  : {}

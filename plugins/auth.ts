@@ -8,9 +8,11 @@ import { fail } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { Ok } from '../lib/result.js'
 import { verificationFailureReason } from './auth-errors.js'
+import { isSameOrigin } from './hosts.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
-import { expiresInProblem, registerTokenIssuer } from './token.js'
+import { expiresInProblem } from '../lib/token-lifetime.js'
+import { registerTokenIssuer, withSignDefaults } from './token.js'
 import { concern } from './concern.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
@@ -74,17 +76,17 @@ function tokenLookup(options: ResolvedAuth): TokenLookup {
 /**
  * Cookie auth rides along on any request a browser sends, including a form posted from another
  * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
- * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
+ * this server's own (scheme, host and port) or listed in `allowedOrigins`; without an `Origin`,
+ * `Sec-Fetch-Site` decides: `cross-site` and `same-site` (a sibling subdomain, possibly someone
+ * else's) are refused, `same-origin`, `none` (typed in the address bar) and its absence pass.
  */
 function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet<string>): boolean {
-  const { origin, host } = request.headers
-  if (origin === undefined) return request.headers['sec-fetch-site'] === 'cross-site'
-  if (allowedOrigins.has(origin)) return false
-  try {
-    return new URL(origin).host !== host
-  } catch {
-    return true // `null` (a sandboxed or opaque origin) and anything unparsable
+  const { origin } = request.headers
+  if (origin === undefined) {
+    const site = request.headers['sec-fetch-site']
+    return site === 'cross-site' || site === 'same-site'
   }
+  return !allowedOrigins.has(origin) && !isSameOrigin(origin, request)
 }
 
 /**
@@ -122,6 +124,27 @@ function createAuthenticator(
   }
 }
 
+// fast-jwt checks a claim's value only when the claim is present: each check also requires its claim.
+const claimOf = { allowedAud: 'aud', allowedIss: 'iss', allowedSub: 'sub', maxAge: 'iat' } as const
+
+/**
+ * `auth.verify` as @fastify/jwt's (fast-jwt's) verifier options. A token without the claim an
+ * option checks (no `aud` when `allowedAud` is set) is refused too: fast-jwt alone would let it through.
+ */
+function claimChecks(auth: ResolvedAuth): Record<string, unknown> {
+  const verify = auth.verify
+  if (!verify) return {}
+  const checks: Record<string, unknown> = {}
+  const required = new Set(verify.requiredClaims ?? [])
+  for (const key of ['allowedAud', 'allowedIss', 'allowedSub', 'maxAge'] as const) {
+    if (verify[key] === undefined) continue
+    checks[key] = verify[key]
+    required.add(claimOf[key])
+  }
+  if (required.size > 0) checks.requiredClaims = [...required]
+  return checks
+}
+
 /**
  * JWT authentication for protected actions: the engine calls the authenticator before the global
  * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
@@ -142,6 +165,7 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
         const found = lookup(request)
         return 'token' in found ? found.token : undefined
       },
+      ...claimChecks(auth),
     },
   }
   // Inside an app that already has @fastify/jwt (its own secret, its `request.user`), a second
@@ -159,7 +183,7 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
     sign: (payload, options) => {
       const problem = options?.expiresIn === undefined ? undefined : expiresInProblem(options.expiresIn)
       if (problem) throw new TypeError(`jwt.sign: ${problem}`)
-      return jwt.sign(payload, options as Parameters<typeof jwt.sign>[1])
+      return jwt.sign(payload, withSignDefaults(auth, payload, options ?? {}) as Parameters<typeof jwt.sign>[1])
     },
     verify: <T extends Record<string, unknown>>(token: string) => jwt.verify<T>(token),
   }

@@ -11,6 +11,8 @@ import { concern } from './concern.js'
 export interface CorsPluginOptions {
   allowedOrigins: readonly string[]
   cors?: CorsConfig
+  /** The MCP endpoint is on: its clients send `Mcp-Protocol-Version`, allowed by default too. */
+  mcp?: boolean
   /**
    * Plugin mode: answer preflights for this registration's own routes only, never for the host's
    * (its `OPTIONS *` then matches only paths of routes added in this context).
@@ -136,12 +138,12 @@ function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsO
  * denies. `fixed` is set when one options object answers every request (no route rules, no function
  * options): @fastify/cors then needs no delegator, whose option merging costs a fifth of a request.
  */
-export function compileCors({ allowedOrigins, cors = {}, router }: CorsPluginOptions) {
+export function compileCors({ allowedOrigins, cors = {}, mcp = false, router }: CorsPluginOptions) {
   // The specification's defaults; `origin` comes from `allowedOrigins` (or `*` when it is empty).
   const builtIn: ResolvedCorsOptions = {
     credentials: DEFAULTS.cors.credentials,
     maxAge: DEFAULTS.cors.maxAge,
-    allowHeaders: [...DEFAULTS.cors.allowHeaders],
+    allowHeaders: [...DEFAULTS.cors.allowHeaders, ...(mcp ? DEFAULTS.cors.mcpAllowHeaders : [])],
     allowMethods: [...DEFAULTS.cors.allowMethods],
     exposeHeaders: [...DEFAULTS.cors.exposeHeaders],
     origin: allowedOrigins.length === 0 ? '*' : [...allowedOrigins],

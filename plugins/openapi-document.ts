@@ -1,4 +1,5 @@
 import { isVisibleToRest, type Action, type Service } from '../lib/action.js'
+import { describeErrors, type ErrorDescription } from '../lib/declared-errors.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
 import { dataSchemaOf, outputJsonSchema } from '../lib/output.js'
@@ -81,6 +82,38 @@ function errorResponses(protectedAction: boolean, rateLimited: boolean): Record<
   return responses
 }
 
+/**
+ * The responses with the action's declared errors merged in: one response per status, whose schema is
+ * the declared error's envelope (its `data` the code beside the data), `anyOf` the envelopes when several
+ * errors share the status or the framework answers it too. Ordered by status.
+ */
+function withDeclaredErrors(responses: Record<string, unknown>, service: Service, action: Action): Record<string, unknown> {
+  const described = describeErrors(`${service.name}.${action.name}`, action.errors)
+  if (!described) return responses
+  const byStatus = new Map<number, ErrorDescription[]>()
+  for (const error of described) byStatus.set(error.status, [...(byStatus.get(error.status) ?? []), error])
+  const merged: Record<string, unknown> = { ...responses }
+  for (const [status, errors] of byStatus) {
+    const framework = responses[String(status)] !== undefined
+    const schemas = [...(framework ? [ref('ErrorEnvelope')] : []), ...errors.map(declaredEnvelope)]
+    const codes = errors.map((error) => `\`${error.code}\` (${error.message})`).join(', ')
+    merged[String(status)] = {
+      description: framework ? `${ERROR_TEXT[status] ?? 'A framework failure'}; or a declared error: ${codes}` : `Declared error: ${codes}`,
+      content: { 'application/json': { schema: schemas.length === 1 ? schemas[0] : { anyOf: schemas } } },
+    }
+  }
+  return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => Number(a) - Number(b)))
+}
+
+/** A declared error's envelope: `status: false`, its message, `data` = `{ code, ...data }`. */
+function declaredEnvelope(error: ErrorDescription): Schema {
+  return {
+    type: 'object',
+    properties: { status: { type: 'boolean', const: false }, message: { type: 'string' }, data: error.dataSchema },
+    required: ['status', 'message', 'data'],
+  }
+}
+
 /** The security schemes a token may come through: the header, the cookie, or either (`auth.method: 'both'`). */
 function schemeNames(auth: DocumentOptions['auth']): string[] {
   if (!auth) return []
@@ -97,10 +130,14 @@ function operationOf(service: Service, action: Action, options: DocumentOptions,
     summary: action.description,
     tags: [service.name],
     requestBody: { required: true, content },
-    responses: {
-      '200': { description: messages.executed(service.name, action.name), content: { 'application/json': { schema: successSchema(action) } } },
-      ...errorResponses(action.isProtected === true, options.rateLimited),
-    },
+    responses: withDeclaredErrors(
+      {
+        '200': { description: messages.executed(service.name, action.name), content: { 'application/json': { schema: successSchema(action) } } },
+        ...errorResponses(action.isProtected === true, options.rateLimited),
+      },
+      service,
+      action,
+    ),
     ...(security ? { security } : {}),
   }
 }

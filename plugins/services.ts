@@ -4,6 +4,7 @@ import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
+import { declarationOf } from '../lib/declared-errors.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
@@ -113,19 +114,21 @@ function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, 
 }
 
 /**
- * An `Ok` envelope through the action's compiled output serializer: only declared fields are written.
- * A value that does not match its schema is a 500 (logged), never a partial or leaking body.
+ * An `Ok` envelope through the action's compiled output serializer, or a declared error's through its
+ * data schema's: only declared fields are written. A value that does not match its schema is a 500
+ * (logged), never a partial or leaking body.
  */
-function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string): Answer {
+function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string, declared?: { code: string; status: number }): Answer {
   let json: string
   try {
     json = serializer(body)
   } catch (error) {
-    const failure = fail.outputMismatch(name, (error as Error).message)
+    const reason = (error as Error).message
+    const failure = declared ? fail.errorDataMismatch(name, declared.code, reason) : fail.outputMismatch(name, reason)
     reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
     return failureAnswer(reply, failure)
   }
-  reply.code(200).type('application/json; charset=utf-8')
+  reply.code(declared?.status ?? 200).type('application/json; charset=utf-8')
   return json
 }
 
@@ -173,6 +176,10 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     if (serialized && result.ok) {
       const serializer = serializers.get(`${service}\u0000${action}`)
       if (serializer) return serializedAnswer(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
+    }
+    if (!result.ok) {
+      const declared = declarationOf(result)
+      if (declared) return serializedAnswer(reply, declared.serialize, toExternalResponse(result, service, action), `${service}.${action}`, declared)
     }
     return answerWith(reply, status, toExternalResponse(result, service, action))
   }

@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart'
 import type { AddressInfo } from 'node:net'
 import { createAction, fastifyActions, getActions, messages, Ok, signToken, type Service } from '../lib/index.js'
 import { echoService } from './helpers/fixtures.js'
-import { rawRequest } from './helpers/raw-http.js'
+import { rawTarget as rawRequest } from './helpers/raw-target.js'
 import { filesService, pdf } from './helpers/uploads.js'
 
 // The plugin inside apps that already have their own CORS, JWT or multipart at the root, or a second

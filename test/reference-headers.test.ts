@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { AddressInfo } from 'node:net'
-import { rawRequest } from './helpers/raw-http.js'
+import { rawTarget as rawRequest } from './helpers/raw-target.js'
 import { buildServer } from './helpers/server.js'
 
 // The reference page's protective headers, over a real socket (test/openapi-browser.test.ts checks

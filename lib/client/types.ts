@@ -1,5 +1,5 @@
-import type { IsHiddenFromRest, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
-import type { ClientError } from './errors.js'
+import type { ErrorsOf, IsHiddenFromRest, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
+import type { ClientError, ClientErrorCode } from './errors.js'
 import type { FileInput } from './files.js'
 import type { Result } from './result.js'
 
@@ -89,10 +89,39 @@ type UploadActions<S> = ActionsOf<S> extends infer A
     : never
   : never
 
+/**
+ * A declared error as the client receives it: `code` is the declared code and `data` the error's
+ * data with the code beside it (`{ code: 'NOT_FOUND', id: 't-9' }`).
+ */
+export interface DeclaredError<C extends string = string, D extends object = Record<string, unknown>> extends ClientError {
+  code: C
+  data: D & { code: C }
+}
+
+/**
+ * Every other error of a call to an action that declares errors: a `FA_CLIENT_*` code (no answer, or no
+ * envelope), or no code (a framework failure such as `Validation failed`, or the handler's plain `Err`).
+ */
+export interface UndeclaredError extends Omit<ClientError, 'code'> {
+  code?: ClientErrorCode
+}
+
+/** The declared errors of an action, one member per code, so `error.code === 'NOT_FOUND'` narrows `error.data`. */
+export type DeclaredErrorOf<A> = { [C in keyof ErrorsOf<A> & string]: DeclaredError<C, DeclaredDataShape<ErrorsOf<A>[C]>> }[keyof ErrorsOf<A> & string]
+
+// A declaration without a data schema sends the code alone.
+type DeclaredDataShape<D> = [NonNullable<D>] extends [Record<string, never>] ? {} : Json<NonNullable<D>> & object
+
+/** The error side of a typed call: `ClientError` for an action without declared errors, else its declared errors or an `UndeclaredError`. */
+export type ErrorFor<A> = [DeclaredErrorOf<A>] extends [never] ? ClientError : DeclaredErrorOf<A> | UndeclaredError
+
+/** What a typed call resolves to. */
+export type ActionResult<A> = Result<OutputFor<A>, ErrorFor<A>>
+
 /** One typed call: the payload may be left out when the schema requires nothing. */
 export type ActionCall<A> = {} extends PayloadOf<A>
-  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<OutputFor<A>>>
-  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<OutputFor<A>>>
+  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
+  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
 
 /** `client.<service>`: one method per action reachable over REST with a JSON body. */
 export type ServiceClient<S> = { [A in JsonActions<S> as NameOf<A>]: ActionCall<A> }

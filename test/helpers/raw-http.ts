@@ -1,51 +1,36 @@
-import { connect } from 'node:net'
+import { request } from 'node:http'
 
 export interface RawAnswer {
   status: number
-  headers: Record<string, string>
-  body: string
+  headers: Record<string, string | string[] | undefined>
+  text: string
+  json: any
 }
 
 /**
- * Sends one HTTP/1.1 request over a new socket with the request target exactly as given (`fetch` and
- * `inject` normalise `/%61pi`, `#` and absolute-form targets away) and reads the answer to the close.
+ * One HTTP/1.1 request over a real socket to 127.0.0.1:`port` with exactly the headers given
+ * (fetch refuses to set `Host`; a DNS-rebinding page sends its own name there).
  */
-export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body = ''): Promise<RawAnswer> {
+export function rawRequest(port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string }): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1')
-    const lines = [`${method} ${target} HTTP/1.1`, 'host: 127.0.0.1', 'connection: close']
-    for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`)
-    if (body !== '' || method === 'POST') lines.push(`content-length: ${Buffer.byteLength(body)}`)
-    const chunks: Buffer[] = []
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
-    socket.on('error', reject)
-    socket.on('end', () => resolve(parseAnswer(Buffer.concat(chunks).toString('utf8'))))
-    socket.write(`${lines.join('\r\n')}\r\n\r\n${body}`)
+    const headers = { ...options.headers }
+    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body))
+    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, setHost: !('host' in headers) }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let json: any
+        try {
+          json = JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(options.body)
   })
-}
-
-function parseAnswer(text: string): RawAnswer {
-  const split = text.indexOf('\r\n\r\n')
-  const [statusLine, ...headerLines] = text.slice(0, split).split('\r\n')
-  const headers: Record<string, string> = {}
-  for (const line of headerLines) {
-    const colon = line.indexOf(':')
-    const name = line.slice(0, colon).trim().toLowerCase()
-    headers[name] = headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`
-  }
-  let body = text.slice(split + 4)
-  if (headers['transfer-encoding'] === 'chunked') body = unchunk(body)
-  return { status: Number(statusLine.split(' ')[1]), headers, body }
-}
-
-function unchunk(text: string): string {
-  let out = ''
-  let rest = text
-  for (;;) {
-    const line = rest.indexOf('\r\n')
-    const size = parseInt(rest.slice(0, line), 16)
-    if (!size) return out
-    out += rest.slice(line + 2, line + 2 + size)
-    rest = rest.slice(line + 2 + size + 2)
-  }
 }

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import Fastify from 'fastify'
 import { createAction, fastifyActions, getActions, messages, Ok, type Service } from '../../lib/index.js'
-import { rawRequest } from '../helpers/raw-http.js'
+import { rawTarget as rawRequest } from '../helpers/raw-target.js'
 import { buildServer } from '../helpers/server.js'
 import { uploadPayload } from '../helpers/uploads.js'
 

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import { createAction, fastifyActions, getActions, Ok, type Middleware, type Service } from '../../lib/index.js'
 import { echoService } from '../helpers/fixtures.js'
-import { rawRequest } from '../helpers/raw-http.js'
+import { rawTarget as rawRequest } from '../helpers/raw-target.js'
 import { buildServer } from '../helpers/server.js'
 
 // Every guard that decides by path (addMiddleware paths, addCors rules, the reference page's gate)

@@ -1,8 +1,8 @@
 /**
- * Tables of a run: plain text for stdout, Markdown for docs/benchmarks.md, the targets of issue 16,
- * the scaling curves, and the Node 20 / Node 24 comparison of two result files.
+ * Tables of a run: plain text for stdout, Markdown for docs/benchmarks.md, the targets of issue 29,
+ * the scaling curves, and the side-by-side report of the result files (Node 26, Node 24, Node 20).
  */
-import type { BenchResults, BootCurvePoint, CurveResults, LoadCurvePoint, MicroResult, ServerResult, WorkloadResult } from './results.js'
+import type { BenchResults, BootCurvePoint, CurveResults, LoadCurvePoint, MicroResult, Run, ServerResult, WorkloadResult } from './results.js'
 
 const fixed = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? '-' : value.toFixed(digits))
 const whole = (value: number | null | undefined) => (value === null || value === undefined ? '-' : Math.round(value).toLocaleString('en-US'))
@@ -65,48 +65,61 @@ export interface Target {
   value: number | null
   /** null when it could not be measured in this run. */
   ok: boolean | null
+  /** What the side-by-side table shows after the verdict when the target is not a ratio (`+12.3 MiB`). */
+  cell?: string
 }
 
 const have = (s?: ServerResult) => s?.reqPerSec != null
 
-/** The targets of issue 16 (bench's own same-run ratios, medians over rounds), measured, never asserted in tests. */
+/** The targets of issue 29 (bench's own same-run ratios, medians over rounds), measured, never asserted in tests. */
 export function targetList(results: BenchResults): Target[] {
   const list: Target[] = []
   const ratioTarget = (name: string, text: (r: string) => string, value: number | null, ok: (r: number) => boolean) =>
     list.push({ name, text: text(value === null ? '-' : value.toFixed(2)), value, ok: value === null ? null : ok(value) })
-  const of = (workload: string, server: string, field: 'reqPerSec' | 'p99Ms' | 'rssMiB'): number | null => {
+  const of = (workload: string, server: string, field: 'reqPerSec' | 'p99Ms' | 'rssMiB' | 'rssIdleMiB'): number | null => {
     const row = find(results, workload, server)
     return have(row) ? row![field] : null
   }
   const divide = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : a / b)
+  const vsBare = (workload: string, field: 'reqPerSec' | 'p99Ms' | 'rssMiB') => divide(of(workload, 'fastify-actions', field), of(workload, 'fastify-bare', field))
   ratioTarget(
-    'execute-small req/s ≥ 0.95× fastify-bare',
-    (r) => `execute-small req/s: fastify-actions at ${r}× fastify-bare (target ≥ 0.95×)`,
-    divide(of('execute-small', 'fastify-actions', 'reqPerSec'), of('execute-small', 'fastify-bare', 'reqPerSec')),
-    (r) => r >= 0.95,
+    'execute-small req/s ≥ 0.97× fastify-bare',
+    (r) => `execute-small req/s: fastify-actions at ${r}× fastify-bare (target ≥ 0.97×)`,
+    vsBare('execute-small', 'reqPerSec'),
+    (r) => r >= 0.97,
   )
   ratioTarget(
     'execute-output req/s ≥ 0.97× fastify-bare',
     (r) => `execute-output req/s: fastify-actions at ${r}× fastify-bare, same response schema (target ≥ 0.97×)`,
-    divide(of('execute-output', 'fastify-actions', 'reqPerSec'), of('execute-output', 'fastify-bare', 'reqPerSec')),
+    vsBare('execute-output', 'reqPerSec'),
     (r) => r >= 0.97,
   )
   ratioTarget(
     'execute-small p99 ≤ 1.15× fastify-bare',
     (r) => `execute-small p99: fastify-actions at ${r}× fastify-bare (target ≤ 1.15×)`,
-    divide(of('execute-small', 'fastify-actions', 'p99Ms'), of('execute-small', 'fastify-bare', 'p99Ms')),
+    vsBare('execute-small', 'p99Ms'),
     (r) => r <= 1.15,
   )
   ratioTarget(
     'execute-small peak RSS ≤ 1.20× fastify-bare',
     (r) => `execute-small peak RSS under load: fastify-actions at ${r}× fastify-bare (target ≤ 1.20×)`,
-    divide(of('execute-small', 'fastify-actions', 'rssMiB'), of('execute-small', 'fastify-bare', 'rssMiB')),
+    vsBare('execute-small', 'rssMiB'),
     (r) => r <= 1.2,
   )
+  const idleFa = of('execute-small', 'fastify-actions', 'rssIdleMiB')
+  const idleBare = of('execute-small', 'fastify-bare', 'rssIdleMiB')
+  const idle = idleFa === null || idleBare === null ? null : idleFa - idleBare
+  list.push({
+    name: 'idle RSS ≤ fastify-bare + 15 MiB',
+    text: `execute-small idle RSS after boot: fastify-actions ${idle === null ? '-' : `${idle >= 0 ? '+' : ''}${idle.toFixed(1)}`} MiB over fastify-bare (target ≤ +15 MiB)`,
+    value: null,
+    ok: idle === null ? null : idle <= 15,
+    ...(idle === null ? {} : { cell: `${idle >= 0 ? '+' : ''}${idle.toFixed(1)} MiB` }),
+  })
   ratioTarget(
     'upload-1mb req/s ≥ 0.90× fastify-bare',
     (r) => `upload-1mb req/s: fastify-actions at ${r}× fastify-bare with @fastify/multipart (target ≥ 0.90×)`,
-    divide(of('upload-1mb', 'fastify-actions', 'reqPerSec'), of('upload-1mb', 'fastify-bare', 'reqPerSec')),
+    vsBare('upload-1mb', 'reqPerSec'),
     (r) => r >= 0.9,
   )
   ratioTarget(
@@ -121,6 +134,27 @@ export function targetList(results: BenchResults): Target[] {
     divide(of('execute-hooks', 'fastify-actions', 'reqPerSec'), of('execute-small', 'fastify-actions', 'reqPerSec')),
     (r) => r >= 0.92,
   )
+  const point = (curve: 'payload' | 'connections', label: string) => results.curves?.[curve]?.find((p) => p.label === label)?.ratio
+  ratioTarget(
+    '1,000 connections req/s ≥ 0.95× fastify-bare',
+    (r) => `connections curve at 1,000 connections: req/s at ${r}× fastify-bare (target ≥ 0.95×)`,
+    point('connections', '1000 connections')?.reqPerSec ?? null,
+    (r) => r >= 0.95,
+  )
+  ratioTarget(
+    '1,000 connections peak RSS ≤ 1.10× fastify-bare',
+    (r) => `connections curve at 1,000 connections: peak RSS at ${r}× fastify-bare (target ≤ 1.10×)`,
+    point('connections', '1000 connections')?.rssMiB ?? null,
+    (r) => r <= 1.1,
+  )
+  for (const label of ['64 KiB', '1 MiB']) {
+    ratioTarget(
+      `payload ${label} req/s ≥ 0.92× fastify-bare`,
+      (r) => `payload curve at ${label}: req/s at ${r}× fastify-bare (target ≥ 0.92×)`,
+      point('payload', label)?.reqPerSec ?? null,
+      (r) => r >= 0.92,
+    )
+  }
   const fa = of('execute-small', 'fastify-actions', 'reqPerSec')
   for (const peer of ['moleculer', 'hono-zod']) {
     const other = of('execute-small', peer, 'reqPerSec')
@@ -133,7 +167,7 @@ export function targetList(results: BenchResults): Target[] {
 
 const verdict = (ok: boolean | null) => (ok === null ? 'n/a ' : ok ? 'met ' : 'MISS')
 
-/** The targets of issue 16 as lines: `met  …`, `MISS …`, `n/a  …` (not measured in this run). */
+/** The targets of issue 29 as lines: `met  …`, `MISS …`, `n/a  …` (not measured in this run). */
 export function targets(results: BenchResults): string[] {
   return targetList(results).map((t) => `${verdict(t.ok)} ${t.text}`)
 }
@@ -144,7 +178,7 @@ function machineLine(results: BenchResults): string {
     `${m.cpus} cores (${m.cpuModel}), ${m.totalMemMiB} MiB, ${m.platform}, Node ${m.node}; ` +
     `load average ${m.loadAverageStart.map((v) => v.toFixed(2)).join(' / ')} at start, ${m.loadAverageEnd.map((v) => v.toFixed(2)).join(' / ')} at end; ` +
     `${m.pinned ? 'server on core 0, load generator on core 1 (taskset)' : 'not pinned'}; ` +
-    `${s.rounds} round(s) × ${s.durationSec} s after ${s.warmupSec} s warm-up, ${s.connections} connections (${s.uploadConnections} for uploads); ${m.date}`
+    `${s.rounds} round(s)${s.peerRounds !== undefined && s.peerRounds !== s.rounds ? ` (peers ${s.peerRounds})` : ''} × ${s.durationSec} s after ${s.warmupSec} s warm-up, ${s.connections} connections (${s.uploadConnections} for uploads); ${m.date}`
   )
 }
 
@@ -160,7 +194,7 @@ export function renderText(results: BenchResults): string {
     out.push('', `app.inject ${whole(f.injectOnlyPerSec)} calls/s, app.fetch ${whole(f.fetchOnlyPerSec)} calls/s (${f.ratioUnread.toFixed(2)}×); reading the body: ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×)`)
   } else if (results.micro) out.push('', `micro-benchmark failed: ${results.micro.error}`)
   if (results.curves) out.push('', 'Scaling curves (fastify-actions / fastify-bare):', '', ...curveTables(results.curves, textTable))
-  out.push('', 'Targets of issue 16:', ...targets(results).map((line) => `  ${line}`))
+  out.push('', 'Targets of issue 29:', ...targets(results).map((line) => `  ${line}`))
   return out.join('\n')
 }
 
@@ -179,8 +213,8 @@ export function renderMarkdown(results: BenchResults): string {
         `reading the body (\`.body\`, \`text()\`): ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×).`,
     )
   }
-  out.push('', 'Targets of issue 16 (measured, not asserted):', '', ...targets(results).map((line) => `- ${line}`))
-  if (results.curves) out.push('', '### Scaling curves of this run', '', ...curveTables(results.curves, markdownTable))
+  out.push('', 'Targets of issue 29 (measured, not asserted):', '', ...targets(results).map((line) => `- ${line}`))
+  if (results.curves) out.push('', '**Scaling curves of this run**', '', ...curveTables(results.curves, markdownTable))
   return out.join('\n')
 }
 
@@ -254,57 +288,51 @@ export function curveTables(curves: CurveResults, table: Table): string[] {
   return out
 }
 
-// ---------------------------------------------------------------- Node 20 / Node 24
+// ---------------------------------------------------------------- the runtimes side by side
+
+const cells = (values: string[]) => values.join(' / ')
 
 /**
- * The Node versions section of docs/benchmarks.md: the same harness on the two result files
- * (bench/results/latest.json, bench/results/node24.json), side by side; either may be missing.
+ * The results section of docs/benchmarks.md: every result file side by side (runs in the order given:
+ * Node 26, the reference, then Node 24, then any other, for information), each cell "Node 26 / Node 24
+ * / …"; the targets of issue 29 per runtime; then each run in full, folded.
  */
-export function renderVersions(a: BenchResults | undefined, b: BenchResults | undefined): string {
-  const runs = [a, b].filter((r): r is BenchResults => r !== undefined)
-  if (runs.length === 0) return 'No results yet: run `npm run bench` and `npm run bench:node24`.'
-  const v = (r: BenchResults | undefined, fallback: string) => (r ? `Node ${r.machine.node.replace(/^v/, '').split('.')[0]}` : fallback)
-  const va = v(a, 'Node 20')
-  const vb = v(b, 'Node 24')
-  const both = `(${va} / ${vb})`
+export function renderSideBySide(runs: Run[]): string {
+  if (runs.length === 0) return 'No results yet: run `npm run bench:node26` and `npm run bench:node24` (or `npm run bench:reference`).'
+  const labels = runs.map((r) => r.label)
+  const both = `(${cells(labels)})`
   const out: string[] = []
-  for (const [r, name, file] of [[a, va, 'bench/results/latest.json'], [b, vb, 'bench/results/node24.json']] as const) {
-    out.push(`- ${name} (\`${file}\`): ${r ? `${machineLine(r)}.` : 'no run yet.'}`)
-  }
-  const names = [...new Set(runs.flatMap((r) => r.workloads.flatMap((w) => w.servers.map((s) => `${w.name}\u0000${s.name}`))))]
+  for (const run of runs) out.push(`- ${run.label} (\`${run.file}\`): ${machineLine(run.results)}.`)
+  const names = [...new Set(runs.flatMap((r) => r.results.workloads.flatMap((w) => w.servers.map((s) => `${w.name}\u0000${s.name}`))))]
   const rows = names.flatMap((key) => {
     const [workload, server] = key.split('\u0000') as [string, string]
-    const ra = a ? find(a, workload, server) : undefined
-    const rb = b ? find(b, workload, server) : undefined
-    if (!have(ra) && !have(rb)) return []
-    const bareA = a ? find(a, workload, 'fastify-bare')?.reqPerSec ?? null : null
-    const bareB = b ? find(b, workload, 'fastify-bare')?.reqPerSec ?? null : null
+    const row = runs.map((r) => find(r.results, workload, server))
+    if (!row.some(have)) return []
+    const bare = runs.map((r) => find(r.results, workload, 'fastify-bare'))
     return [
       [
         workload,
         server,
-        whole(ra?.reqPerSec),
-        whole(rb?.reqPerSec),
-        ratio(rb?.reqPerSec ?? null, ra?.reqPerSec ?? null),
-        pair(ratio(ra?.reqPerSec ?? null, bareA), ratio(rb?.reqPerSec ?? null, bareB)),
-        pair(fixed(ra?.p99Ms), fixed(rb?.p99Ms)),
-        pair(fixed(ra?.cpuUsPerReq, 1), fixed(rb?.cpuUsPerReq, 1)),
-        pair(fixed(ra?.rssMiB, 1), fixed(rb?.rssMiB, 1)),
+        cells(row.map((s) => whole(s?.reqPerSec))),
+        cells(row.map((s, i) => ratio(s?.reqPerSec ?? null, bare[i]?.reqPerSec ?? null))),
+        cells(row.map((s) => fixed(s?.p99Ms))),
+        cells(row.map((s) => fixed(s?.cpuUsPerReq, 1))),
+        cells(row.map((s) => fixed(s?.rssIdleMiB, 1))),
+        cells(row.map((s) => fixed(s?.rssMiB, 1))),
+        cells(row.map((s, i) => ratio(s?.rssMiB ?? null, bare[i]?.rssMiB ?? null))),
       ],
     ]
   })
   out.push(
     '',
     markdownTable(
-      ['workload', 'server', `req/s ${va}`, `req/s ${vb}`, `${vb} / ${va}`, 'vs bare ' + both, 'p99 ms ' + both, 'CPU µs/req ' + both, 'RSS load MiB ' + both],
+      ['workload', 'server', 'req/s ' + both, 'vs bare ' + both, 'p99 ms ' + both, 'CPU µs/req ' + both, 'RSS idle MiB ' + both, 'RSS load MiB ' + both, 'RSS vs bare ' + both],
       rows,
     ),
   )
-  const microOf = (r: BenchResults | undefined) => (r?.micro && 'dispatch' in r.micro ? r.micro : undefined)
-  const ma = microOf(a)
-  const mb = microOf(b)
-  if (ma || mb) {
-    const sizes = [...new Set([...(ma?.dispatch ?? []), ...(mb?.dispatch ?? [])].map((d) => d.actions))]
+  const micros = runs.map((r) => (r.results.micro && 'dispatch' in r.results.micro ? r.results.micro : undefined))
+  if (micros.some((m) => m !== undefined)) {
+    const sizes = [...new Set(micros.flatMap((m) => m?.dispatch ?? []).map((d) => d.actions))]
     const at = (m: MicroResult | undefined, n: number) => m?.dispatch.find((d) => d.actions === n)
     out.push(
       '',
@@ -312,46 +340,59 @@ export function renderVersions(a: BenchResults | undefined, b: BenchResults | un
         ['registered actions', 'boot ms ' + both, 'engine.executeAction µs ' + both, 'app.inject µs ' + both],
         sizes.map((n) => [
           whole(n),
-          pair(fixed(at(ma, n)?.bootMs, 0), fixed(at(mb, n)?.bootMs, 0)),
-          pair(fixed(at(ma, n)?.executeActionUs), fixed(at(mb, n)?.executeActionUs)),
-          pair(fixed(at(ma, n)?.injectUs), fixed(at(mb, n)?.injectUs)),
+          cells(micros.map((m) => fixed(at(m, n)?.bootMs, 0))),
+          cells(micros.map((m) => fixed(at(m, n)?.executeActionUs))),
+          cells(micros.map((m) => fixed(at(m, n)?.injectUs))),
         ]),
         1,
       ),
+      '',
+      `\`app.fetch\` + \`text()\` against \`app.inject\` + \`.body\`, calls/s ratio ${both}: ${cells(micros.map((m) => times(m?.fetchVsInject.ratio)))}.`,
     )
   }
   const curveRows: string[][] = []
-  const curveOf = (r: BenchResults | undefined, name: 'payload' | 'connections' | 'uploads') => r?.curves?.[name] ?? []
+  const curveOf = (r: Run, name: 'payload' | 'connections' | 'uploads') => r.results.curves?.[name] ?? []
   for (const name of ['payload', 'connections', 'uploads'] as const) {
-    const labels = [...new Set([...curveOf(a, name), ...curveOf(b, name)].map((p) => p.label))]
-    for (const label of labels) {
-      const pa = curveOf(a, name).find((p) => p.label === label)
-      const pb = curveOf(b, name).find((p) => p.label === label)
-      curveRows.push([name, label, pair(times(pa?.ratio.reqPerSec), times(pb?.ratio.reqPerSec)), pair(times(pa?.ratio.p99Ms), times(pb?.ratio.p99Ms)), pair(times(pa?.ratio.rssMiB), times(pb?.ratio.rssMiB))])
+    const points = [...new Set(runs.flatMap((r) => curveOf(r, name)).map((p) => p.label))]
+    for (const label of points) {
+      const at = runs.map((r) => curveOf(r, name).find((p) => p.label === label))
+      curveRows.push([
+        name,
+        label,
+        cells(at.map((p) => times(name === 'uploads' ? p?.ratio.mibPerSec : p?.ratio.reqPerSec))),
+        cells(at.map((p) => times(p?.ratio.p99Ms))),
+        cells(at.map((p) => times(p?.ratio.rssMiB))),
+      ])
     }
   }
-  const bootA = a?.curves?.boot ?? []
-  const bootB = b?.curves?.boot ?? []
-  for (const actions of [...new Set([...bootA, ...bootB].map((p) => p.actions))]) {
-    const pa = bootA.find((p) => p.actions === actions)
-    const pb = bootB.find((p) => p.actions === actions)
-    curveRows.push(['boot', `${whole(actions)} actions`, pair(times(pa?.ratio.bootMs), times(pb?.ratio.bootMs)), '-', pair(times(pa?.ratio.rssMiB), times(pb?.ratio.rssMiB))])
+  const boots = runs.map((r) => r.results.curves?.boot ?? [])
+  for (const actions of [...new Set(boots.flat().map((p) => p.actions))]) {
+    const at = boots.map((b) => b.find((p) => p.actions === actions))
+    curveRows.push(['boot', `${whole(actions)} actions`, cells(at.map((p) => times(p?.ratio.bootMs))), '-', cells(at.map((p) => times(p?.ratio.rssMiB)))])
   }
   if (curveRows.length > 0) {
-    out.push('', markdownTable(['curve', 'point', 'req/s or boot ratio ' + both, 'p99 ratio ' + both, 'RSS ratio ' + both], curveRows))
+    out.push(
+      '',
+      'Scaling curves, fastify-actions / fastify-bare at each point (uploads: MiB/s; boot: ms to ready):',
+      '',
+      markdownTable(['curve', 'point', 'throughput or boot ratio ' + both, 'p99 ratio ' + both, 'RSS ratio ' + both], curveRows),
+    )
   }
-  const ta = a ? targetList(a) : []
-  const tb = b ? targetList(b) : []
-  const targetNames = [...new Set([...ta, ...tb].map((t) => t.name))]
-  const cell = (t: Target | undefined) => (t ? `${verdict(t.ok).trim()}${t.value === null ? '' : ` ${t.value.toFixed(2)}×`}` : '-')
+  const lists = runs.map((r) => targetList(r.results))
+  const targetNames = [...new Set(lists.flat().map((t) => t.name))]
+  const cell = (t: Target | undefined) => (t ? `${verdict(t.ok).trim()}${t.cell ? ` ${t.cell}` : t.value === null ? '' : ` ${t.value.toFixed(2)}×`}` : '-')
   out.push(
     '',
     markdownTable(
-      ['target of issue 16', va, vb],
-      targetNames.map((name) => [name, cell(ta.find((t) => t.name === name)), cell(tb.find((t) => t.name === name))]),
+      ['target of issue 29', ...labels],
+      targetNames.map((name) => [name, ...lists.map((list) => cell(list.find((t) => t.name === name)))]),
       1,
     ),
   )
-  out.push('', `Ratios to fastify-bare are same-run ratios; the ${vb} / ${va} column compares two runs made at different times, under whatever load the machine had then.`)
+  out.push(
+    '',
+    `Ratios to fastify-bare are same-run ratios, the figures that count; absolute figures of two runtimes come from two runs made at different times, under whatever load the machine had then.`,
+  )
+  for (const run of runs) out.push('', '<details>', `<summary>${run.label} run in full (<code>${run.file}</code>)</summary>`, '', renderMarkdown(run.results), '', '</details>')
   return out.join('\n')
 }

@@ -1,4 +1,4 @@
-/** The shape of bench/results/latest.json. */
+/** The shape of a result file: bench/results/latest.json (Node 26, the reference), node24.json, node20.json. */
 import type { CurveServerName, ServerName, WorkloadName } from './shared.js'
 
 export interface Machine {
@@ -100,8 +100,33 @@ export interface CurveResults {
 
 export interface BenchResults {
   machine: Machine
-  settings: { rounds: number; durationSec: number; warmupSec: number; connections: number; uploadConnections: number; quick: boolean }
+  settings: {
+    rounds: number
+    /** Rounds of the peers (hono-zod, moleculer, node-http) in the workloads; absent in runs made before it existed (= rounds). */
+    peerRounds?: number
+    durationSec: number
+    warmupSec: number
+    connections: number
+    uploadConnections: number
+    quick: boolean
+    /** BENCH_SHORT=1: the short complete run (bench/node.sh's reference preset). */
+    short?: boolean
+  }
   workloads: WorkloadResult[]
   micro?: MicroResult | { error: string }
   curves?: CurveResults
 }
+
+/** One committed result file and the runtime it was measured on, for the side-by-side report and chart. */
+export interface Run {
+  /** `Node 26`. */
+  label: string
+  /** The Node major of the run. */
+  major: number
+  /** `bench/results/latest.json`. */
+  file: string
+  results: BenchResults
+}
+
+/** The runtimes the performance targets are judged on (issue 29); the newest is the reference (bench/results/latest.json). */
+export const REFERENCE_MAJORS = [26, 24] as const

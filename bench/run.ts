@@ -6,23 +6,25 @@
  * the rounds, each after a warm-up; medians are reported. Every child process is killed at the end,
  * even on error.
  *
- * Environment: BENCH_QUICK=1 (one round of 5 s), BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP,
- * BENCH_CONNECTIONS, BENCH_WORKLOADS / BENCH_SERVERS (comma lists), BENCH_MICRO=0, BENCH_CURVES
- * (0 or a comma list of payload,connections,uploads,boot), BENCH_CURVE_ROUNDS, BENCH_CURVE_DURATION,
- * BENCH_CURVE_WARMUP, BENCH_OUT, BENCH_AS=node24 (see bench/node24.sh), BENCH_PUBLISH=0,
- * BENCH_CHECK=1 (`npm run bench:check`) with BENCH_CHECK_MIN.
+ * Environment: BENCH_QUICK=1 (one round of 5 s), BENCH_SHORT=1 (the short complete run: 3 rounds of
+ * 3 s, the peers one round, curves 2 rounds of 3 s), BENCH_ROUNDS, BENCH_PEER_ROUNDS, BENCH_DURATION,
+ * BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_WORKLOADS / BENCH_SERVERS (comma lists), BENCH_MICRO=0,
+ * BENCH_CURVES (0 or a comma list of payload,connections,uploads,boot), BENCH_CURVE_ROUNDS,
+ * BENCH_CURVE_DURATION, BENCH_CURVE_WARMUP, BENCH_OUT, BENCH_AS=node24|node26 (set by bench/node.sh),
+ * BENCH_PUBLISH=0, BENCH_CHECK=1 (`npm run bench:check`) with BENCH_CHECK_MIN.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { BootSample } from './boot.js'
 import { buildProject, type Build } from './build.js'
 import { canPin, cpuMs, killAll, LOAD_CORE, rssMiB, sampleRss, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
 import type { LoadResult, LoadSpec } from './load.js'
-import { renderMarkdown, renderText, renderVersions } from './report.js'
+import { publishDocs, RESULT_NAME, RESULTS_DIR } from './publish.js'
+import { renderText } from './report.js'
 import {
   CURVE_NAMES,
   type BenchResults,
@@ -33,6 +35,7 @@ import {
   type LoadCurvePoint,
   type Machine,
   type MicroResult,
+  REFERENCE_MAJORS,
   type ServerResult,
   type WorkloadResult,
 } from './results.js'
@@ -58,18 +61,27 @@ const env = process.env
 const quick = env.BENCH_QUICK === '1'
 /** `npm run bench:check`: execute-small, fastify-actions against fastify-bare, short, exits non-zero below the ratio. */
 const check = env.BENCH_CHECK === '1'
+/**
+ * BENCH_SHORT=1: a complete run (it publishes) with shorter windows, so that Node 26 and Node 24 both
+ * fit in about 25 minutes on 2 cores: fastify-actions and fastify-bare keep 3 interleaved rounds (the
+ * same-run ratios the targets are judged on), the peers get one, the curves 2.
+ */
+const short = !quick && !check && env.BENCH_SHORT === '1'
+const workloadRounds = Number(env.BENCH_ROUNDS ?? (quick ? 1 : 3))
 const settings = {
-  rounds: Number(env.BENCH_ROUNDS ?? (quick ? 1 : 3)),
-  durationSec: Number(env.BENCH_DURATION ?? (check ? 3 : quick ? 5 : 10)),
-  warmupSec: Number(env.BENCH_WARMUP ?? (quick || check ? 1 : 3)),
+  rounds: workloadRounds,
+  peerRounds: Math.min(workloadRounds, Number(env.BENCH_PEER_ROUNDS ?? (short ? 1 : workloadRounds))),
+  durationSec: Number(env.BENCH_DURATION ?? (check || short ? 3 : quick ? 5 : 10)),
+  warmupSec: Number(env.BENCH_WARMUP ?? (quick || check || short ? 1 : 3)),
   connections: Number(env.BENCH_CONNECTIONS ?? 32),
   uploadConnections: 4,
   quick,
+  short,
 }
 const curveSettings = {
-  rounds: Number(env.BENCH_CURVE_ROUNDS ?? (quick ? 1 : 3)),
-  durationSec: Number(env.BENCH_CURVE_DURATION ?? (quick ? 3 : 5)),
-  warmupSec: Number(env.BENCH_CURVE_WARMUP ?? (quick ? 1 : 2)),
+  rounds: Number(env.BENCH_CURVE_ROUNDS ?? (quick ? 1 : short ? 2 : 3)),
+  durationSec: Number(env.BENCH_CURVE_DURATION ?? (quick || short ? 3 : 5)),
+  warmupSec: Number(env.BENCH_CURVE_WARMUP ?? (quick || short ? 1 : 2)),
 }
 const CHECK_MIN = Number(env.BENCH_CHECK_MIN ?? 0.85)
 /** The names of `list` (a comma list) that are in `all`, in `all`'s order; every name when unset. Unknown names are reported (`none` selects nothing, quietly). */
@@ -87,14 +99,19 @@ const runMicroBench = !check && env.BENCH_MICRO !== '0'
 
 /**
  * Where the results go. Only a complete run (every workload, server and curve, the micro-benchmarks,
- * not quick) publishes: `npm run bench` to bench/results/latest.json (and the chart and both generated
- * sections of docs/benchmarks.md), `BENCH_AS=node24` to bench/results/node24.json (and the Node
- * versions section only). Anything else writes to the temporary directory and leaves the docs alone.
+ * not quick; BENCH_SHORT counts) publishes, to the result file of the Node it runs on: Node 26 (the
+ * newest LTS, the performance reference) to bench/results/latest.json, any other major N to
+ * bench/results/nodeN.json (`npm run bench:node24`: node24.json; this machine's Node 20: node20.json).
+ * Then the chart and the results section of docs/benchmarks.md are regenerated from every result file,
+ * so one runtime's run never erases another's. Anything else writes to the temporary directory and
+ * leaves the docs alone.
  */
-const RESULTS = { main: join(ROOT, 'bench/results/latest.json'), node24: join(ROOT, 'bench/results/node24.json') }
-const as = env.BENCH_AS === 'node24' ? 'node24' : 'main'
-if (env.BENCH_AS !== undefined && env.BENCH_AS !== 'node24') throw new Error(`BENCH_AS must be node24, got ${env.BENCH_AS}`)
-if (as === 'node24' && !process.version.startsWith('v24.')) throw new Error(`BENCH_AS=node24 on Node ${process.version}: run it through npm run bench:node24`)
+const REFERENCE_MAJOR = REFERENCE_MAJORS[0]
+const major = Number(process.versions.node.split('.')[0])
+const resultFileOf = (m: number) => join(RESULTS_DIR, m === REFERENCE_MAJOR ? 'latest.json' : `node${m}.json`)
+if (env.BENCH_AS !== undefined && env.BENCH_AS !== `node${major}`) {
+  throw new Error(`BENCH_AS=${env.BENCH_AS} on Node ${process.version}: run it through npm run bench:${env.BENCH_AS} (bench/node.sh)`)
+}
 const complete =
   !quick &&
   !check &&
@@ -102,21 +119,20 @@ const complete =
   env.BENCH_SERVERS === undefined &&
   runMicroBench &&
   curves.length === CURVE_NAMES.length
-const committed = (file: string) => Object.values(RESULTS).includes(resolve(file))
+const committed = (file: string) => dirname(resolve(file)) === RESULTS_DIR && RESULT_NAME.test(basename(file))
 const outFile = resolve(
   env.BENCH_OUT ??
     (complete && env.BENCH_PUBLISH !== '0'
-      ? RESULTS[as]
-      : join(tmpdir(), `fastify-actions-bench-${check ? 'check' : quick ? 'quick' : 'partial'}${as === 'node24' ? '-node24' : ''}.json`)),
+      ? resultFileOf(major)
+      : join(tmpdir(), `fastify-actions-bench-${check ? 'check' : quick ? 'quick' : 'partial'}-node${major}.json`)),
 )
 if (!complete && committed(outFile)) {
   throw new Error(`${outFile} holds a complete run: a quick, partial or check run does not overwrite it (unset BENCH_OUT)`)
 }
-const publishAs: 'main' | 'node24' | undefined =
-  complete && env.BENCH_PUBLISH !== '0' && committed(outFile) ? (outFile === RESULTS.node24 ? 'node24' : 'main') : undefined
-if (publishAs !== undefined && (publishAs === 'node24') !== (as === 'node24')) {
-  throw new Error(`${outFile} is the ${publishAs === 'node24' ? 'Node 24' : 'main (Node 20)'} result file: write it with ${publishAs === 'node24' ? 'npm run bench:node24' : 'npm run bench'}`)
+if (committed(outFile) && outFile !== resultFileOf(major)) {
+  throw new Error(`${outFile} is not the result file of Node ${major} (${relative(ROOT, resultFileOf(major))}): run it on its own Node (npm run bench:node24, bench:node26)`)
 }
+const publish = complete && env.BENCH_PUBLISH !== '0' && committed(outFile)
 
 /** Why a server cannot take part in a workload, before it is even started. */
 function skipReason(workload: AnyWorkloadName, server: ServerName): string | undefined {
@@ -257,8 +273,13 @@ const quotient = (value: number | null | undefined, base: number | null | undefi
   value == null || base == null || base === 0 ? null : round(value / base, 3)
 const nonNull = (values: Array<number | null>) => values.flatMap((v) => (v === null ? [] : [v]))
 
-/** The servers of one workload (or curve point), `rounds` times in a rotated order; samples, skips and failures by server. */
-async function rounds(build: Build, jobOf: (server: ServerName) => Job, who: readonly ServerName[], count: number, checked: Map<string, Verdict>, label: string) {
+const PAIR: readonly ServerName[] = ['fastify-actions', 'fastify-bare']
+
+/**
+ * The servers of one workload (or curve point), `count` rounds in a rotated order (the peers only in
+ * the first `peerCount`); samples, skips and failures by server.
+ */
+async function rounds(build: Build, jobOf: (server: ServerName) => Job, who: readonly ServerName[], count: number, checked: Map<string, Verdict>, label: string, peerCount = count) {
   const samples = new Map<ServerName, Sample[]>()
   const skipped = new Map<ServerName, string>()
   const failures = new Map<ServerName, string[]>()
@@ -270,7 +291,7 @@ async function rounds(build: Build, jobOf: (server: ServerName) => Job, who: rea
     // Interleaved: each round starts one server further along, so no server always runs first.
     const order = who.map((_, i) => who[(i + r) % who.length])
     for (const server of order) {
-      if (skipped.has(server)) continue
+      if (skipped.has(server) || (r >= peerCount && !PAIR.includes(server))) continue
       process.stderr.write(`  ${label} round ${r + 1}/${count}: ${server} ... `)
       try {
         const sample = await measure(build, jobOf(server), checked)
@@ -297,7 +318,7 @@ async function runWorkload(build: Build, workload: WorkloadName, checked: Map<st
   const req = requestOf(workload)
   const connections = workload === 'upload-1mb' ? settings.uploadConnections : settings.connections
   const jobOf = (server: ServerName): Job => ({ workload, server, req, connections, warmupSec: settings.warmupSec, durationSec: settings.durationSec })
-  const { samples, skipped, failures } = await rounds(build, jobOf, servers, settings.rounds, checked, workload)
+  const { samples, skipped, failures } = await rounds(build, jobOf, servers, settings.rounds, checked, workload, settings.peerRounds)
   const rows: ServerResult[] = servers.map((name) => {
     const list = samples.get(name) ?? []
     const notes = [...(checked.get(`${workload}/${name}`)?.notes ?? []), ...(failures.get(name) ?? []).map((m) => `round failed: ${m}`)]
@@ -481,7 +502,7 @@ async function runCurves(build: Build, checked: Map<string, Verdict>): Promise<C
 
 async function runMicro(build: Build): Promise<MicroResult | { error: string }> {
   const file = join(build.dir, 'micro.json')
-  const micro = spawnNode([join(build.dir, 'bench/micro.js'), file], { core: SERVER_CORE, env: { NODE_ENV: 'production' } })
+  const micro = spawnNode([join(build.dir, 'bench/micro.js'), file], { core: SERVER_CORE, env: { NODE_ENV: 'production', ...(short ? { BENCH_QUICK: '1' } : {}) } })
   try {
     await waitExit(micro, 15 * 60 * 1000)
     return JSON.parse(readFileSync(file, 'utf8')) as MicroResult
@@ -503,33 +524,6 @@ function machineInfo(): Machine {
     pinned: canPin,
     date: new Date().toISOString(),
   }
-}
-
-/** Replaces the part of docs/benchmarks.md between `<!-- name:start -->` and `<!-- name:end -->`. */
-function replaceSection(name: string, content: string): void {
-  const page = join(ROOT, 'docs/benchmarks.md')
-  if (!existsSync(page)) return
-  const text = readFileSync(page, 'utf8')
-  const start = `<!-- ${name}:start -->`
-  const end = `<!-- ${name}:end -->`
-  const from = text.indexOf(start)
-  const to = text.indexOf(end)
-  if (from === -1 || to === -1) return
-  writeFileSync(page, `${text.slice(0, from + start.length)}\n${content}\n${text.slice(to)}`)
-}
-
-const readResults = (file: string): BenchResults | undefined => (existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResults) : undefined)
-
-/**
- * A complete run publishes: the Node 20 run (`main`) the chart and the results section, either run the
- * Node-versions section, regenerated from both result files so neither run erases the other.
- */
-function publishDocs(as: 'main' | 'node24', results: BenchResults): void {
-  if (as === 'main') {
-    writeFileSync(join(ROOT, 'docs/benchmarks.svg'), renderSvg(results))
-    replaceSection('results', renderMarkdown(results))
-  }
-  replaceSection('node-versions', renderVersions(readResults(RESULTS.main), readResults(RESULTS.node24)))
 }
 
 /** `npm run bench:check`: the ratio of execute-small req/s, median of the per-round ratios; false below CHECK_MIN. */
@@ -576,8 +570,8 @@ async function main(): Promise<void> {
     machine.loadAverageEnd = loadavg().map((v) => Math.round(v * 100) / 100)
     mkdirSync(dirname(outFile), { recursive: true })
     writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`)
-    if (publishAs) publishDocs(publishAs, results)
-    const published = publishAs === 'main' ? ', docs/benchmarks.svg, docs/benchmarks.md' : publishAs === 'node24' ? ', docs/benchmarks.md (Node versions)' : ''
+    if (publish) publishDocs(ROOT)
+    const published = publish ? ', docs/benchmarks.svg, docs/benchmarks.md (results)' : ''
     process.stdout.write(`${renderText(results)}\n\nResults: ${outFile}${published}\n`)
     if (check && !checkVerdict(results)) process.exitCode = 1
   } finally {

@@ -62,15 +62,37 @@ function serverOf(url: string): string {
   }
 }
 
+/** The advisory lock that makes instances starting together apply the migrations one at a time. */
+const MIGRATION_LOCK = 7_246_150_112
+
+/**
+ * drizzle-orm's PostgreSQL migrator takes no lock: several instances starting at once would each
+ * apply the same migration (and fail on "already exists"). The migrations run on one connection
+ * holding a session advisory lock, so the others wait and then find nothing left to apply.
+ */
+async function migrateLocked(db: NodePgDatabase): Promise<void> {
+  const given = (db as unknown as { $client: pg.Pool | pg.Client | pg.PoolClient }).$client
+  const client = given instanceof pg.Pool ? await given.connect() : given
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK])
+    try {
+      const locked = drizzlePg({ client })
+      // The bookkeeping table lives next to the tables, in the schema of the connection's search_path.
+      const { rows } = await locked.execute<{ schema: string }>(sql`select current_schema() as schema`)
+      await migratePg(locked, { migrationsFolder, migrationsSchema: rows[0]?.schema ?? 'public' })
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK])
+    }
+  } finally {
+    if (given instanceof pg.Pool) (client as pg.PoolClient).release()
+  }
+}
+
 /** The schema step `onBoot` runs: drizzle-orm's migrator applies the migrations not applied yet. */
 export async function setupDatabase(db: Db): Promise<Result<null, string>> {
   try {
     if (db instanceof PgliteDatabase) await migratePglite(db, { migrationsFolder })
-    else if (db instanceof NodePgDatabase) {
-      // The bookkeeping table lives next to the tables, in the schema of the connection's search_path.
-      const { rows } = await db.execute<{ schema: string }>(sql`select current_schema() as schema`)
-      await migratePg(db, { migrationsFolder, migrationsSchema: rows[0]?.schema ?? 'public' })
-    }
+    else if (db instanceof NodePgDatabase) await migrateLocked(db as NodePgDatabase)
     else return Err('Database setup failed: expected a PGlite or node-postgres Drizzle database')
     return Ok(null)
   } catch (error) {

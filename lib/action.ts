@@ -1,4 +1,5 @@
-import type { Result } from './result.js'
+import type { DeclaredFailureOf, ErrorDeclarations, PlainErr } from './declared-errors.js'
+import type { ErrResult, OkResult, Result } from './result.js'
 import type { InferInput, InferOutputSchema, ValidationSchema } from './validation.js'
 import type { ServerContext } from './context.js'
 
@@ -21,10 +22,11 @@ export interface ActionSpecial {
   uploadMode?: UploadMode
 }
 
-export type ActionHandler<TInput = unknown, TOutput = unknown> = (
+/** A handler; `TFailure` is the `Err` it may return (`createAction` narrows it to a plain `Err` or a declared `Fail`). */
+export type ActionHandler<TInput = unknown, TOutput = unknown, TFailure extends ErrResult<string> = ErrResult<string>> = (
   data: TInput,
   context: ServerContext,
-) => Result<TOutput, string> | Promise<Result<TOutput, string>>
+) => OkResult<TOutput> | TFailure | Promise<OkResult<TOutput> | TFailure>
 
 /**
  * What a streaming handler's generator may return: its final value (sent in the `done` event), or a
@@ -63,6 +65,12 @@ export interface Action<TInput = any, TOutput = unknown> {
    * function; set it when the handler is a plain function that returns an `AsyncIterable`.
    */
   stream?: boolean
+  /**
+   * The errors callers can tell apart, by code: `{ NOT_FOUND: { status: 404, data: Type.Object({ id: Type.String() }) } }`.
+   * The handler returns one with `Fail(code, data?, message?)`; a streaming action's generator too
+   * (`return Fail(...)`: its error event). See docs/errors.md.
+   */
+  errors?: ErrorDeclarations
   isProtected?: boolean
   accessControl?: string[]
   /** `rest: false` hides the action from explore/schema (it can still be executed) and from MCP; `mcp: false` hides it from MCP only. */
@@ -133,12 +141,23 @@ export type TypedAction<
   TOutput = unknown,
   V extends ActionVisibility | undefined = ActionVisibility | undefined,
   X extends ActionSpecial | undefined = ActionSpecial | undefined,
-> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial' | 'handler'> & {
+  E extends ErrorDeclarations = ErrorDeclarations,
+> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial' | 'errors' | 'handler'> & {
   handler: ActionHandler<InferInput<S>, TOutput>
   name: N
   validation?: S
   visibility?: V
   isSpecial?: X
+  errors?: E
+}
+
+/** What `createAction` takes besides the inferred fields: the handler may return `Ok`, a plain `Err`, or a `Fail` of `E`. */
+type Definition<S extends ValidationSchema | null | undefined, TOutput, E extends ErrorDeclarations> = Omit<
+  ActionDefinition<S, TOutput>,
+  'name' | 'visibility' | 'isSpecial' | 'output' | 'handler' | 'errors'
+> & {
+  handler: ActionHandler<InferInput<S>, TOutput, PlainErr | NoInfer<DeclaredFailureOf<E>>>
+  errors?: E
 }
 
 /**
@@ -152,17 +171,26 @@ export type TypedStreamAction<
   TFinal = unknown,
   V extends ActionVisibility | undefined = ActionVisibility | undefined,
   X extends ActionSpecial | undefined = ActionSpecial | undefined,
-> = Omit<TypedAction<N, S, never, V, X>, 'handler'> & { handler: StreamHandler<InferInput<S>, TEvent, TFinal> }
+  E extends ErrorDeclarations = ErrorDeclarations,
+> = Omit<TypedAction<N, S, never, V, X, E>, 'handler'> & { handler: StreamHandler<InferInput<S>, TEvent, TFinal> }
 
 /** A streaming action's event type: its `output` schema's, else what the handler yields. */
 type EventType<O, TEvent> = [O] extends [ValidationSchema] ? InferOutputSchema<O> : TEvent
 
-type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, TFinal> = Omit<
+/**
+ * What a streaming handler's generator may return for the declarations `E`: the final value, `Ok` of
+ * it, a plain `Err` or a `Fail` of `E` (its error event). The failures are matched before `TFinal` is
+ * inferred, so an `Err` never becomes the final type.
+ */
+type StreamReturn<TFinal, E extends ErrorDeclarations> = TFinal | OkResult<TFinal> | PlainErr | NoInfer<DeclaredFailureOf<E>>
+
+type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, TFinal, E extends ErrorDeclarations> = Omit<
   Action<InferInput<S>>,
-  'name' | 'validation' | 'visibility' | 'isSpecial' | 'output' | 'handler'
+  'name' | 'validation' | 'visibility' | 'isSpecial' | 'output' | 'handler' | 'errors'
 > & {
   validation?: S
-  handler: (data: InferInput<S>, context: ServerContext) => AsyncGenerator<TEvent, StreamFinal<TFinal>, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
+  errors?: E
+  handler: (data: InferInput<S>, context: ServerContext) => AsyncGenerator<TEvent, StreamReturn<TFinal, E>, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
 }
 
 /**
@@ -176,23 +204,25 @@ export function createAction<
   S extends ValidationSchema | null | undefined = undefined,
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
+  E extends ErrorDeclarations = {},
 >(
-  definition: Omit<ActionDefinition<S, InferOutputSchema<O>>, 'name' | 'visibility' | 'isSpecial' | 'output'> & {
+  definition: Definition<S, InferOutputSchema<O>, E> & {
     name: N
     output: O
     visibility?: V
     isSpecial?: X
   },
-): TypedAction<N, S, InferOutputSchema<O>, V, X> & { output: O }
+): TypedAction<N, S, InferOutputSchema<O>, V, X, E> & { output: O }
 export function createAction<
   const N extends string,
   S extends ValidationSchema | null | undefined = undefined,
   TOutput = unknown,
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
+  E extends ErrorDeclarations = {},
 >(
-  definition: Omit<ActionDefinition<S, TOutput>, 'name' | 'visibility' | 'isSpecial' | 'output'> & { name: N; visibility?: V; isSpecial?: X; output?: null },
-): TypedAction<N, S, TOutput, V, X>
+  definition: Definition<S, TOutput, E> & { name: N; visibility?: V; isSpecial?: X; output?: null },
+): TypedAction<N, S, TOutput, V, X, E>
 export function createAction<
   const N extends string,
   TEvent,
@@ -201,9 +231,10 @@ export function createAction<
   TFinal = void,
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
+  E extends ErrorDeclarations = {},
 >(
-  definition: StreamDefinition<S, EventType<O, TEvent>, TFinal> & { name: N; output?: O; visibility?: V; isSpecial?: X },
-): TypedStreamAction<N, S, EventType<O, TEvent>, TFinal, V, X> & { output?: O }
+  definition: StreamDefinition<S, EventType<O, TEvent>, TFinal, E> & { name: N; output?: O; visibility?: V; isSpecial?: X },
+): TypedStreamAction<N, S, EventType<O, TEvent>, TFinal, V, X, E> & { output?: O }
 export function createAction(definition: Action): Action {
   return definition
 }

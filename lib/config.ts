@@ -15,6 +15,8 @@ export const DEFAULTS = Object.freeze({
   logServices: true,
   forceNewInstance: false,
   onBootMaxWaitTime: 10_000,
+  /** `exposeErrors` defaults to false when `NODE_ENV` is this, true otherwise. */
+  hideErrorsIn: 'production',
   rest: Object.freeze({
     baseUrl: '',
     host: 'localhost',
@@ -69,6 +71,8 @@ export const DEFAULTS = Object.freeze({
   cors: Object.freeze({
     credentials: true,
     allowHeaders: Object.freeze(['Content-Type', 'Authorization']),
+    /** Added to `allowHeaders` when `rest.mcp` is on: MCP's Streamable HTTP clients send it on every request. */
+    mcpAllowHeaders: Object.freeze(['Mcp-Protocol-Version']),
     allowMethods: Object.freeze(['POST', 'GET', 'OPTIONS']),
     exposeHeaders: Object.freeze(['Content-Length']),
     maxAge: 600,
@@ -99,6 +103,8 @@ export const DEFAULTS = Object.freeze({
     headerName: 'authorization',
     cookieName: 'auth_token',
     algorithms: Object.freeze(['HS256']),
+    /** Lifetime of the tokens the server signs when the call names none. */
+    expiresIn: '1h',
   }),
 } as const)
 
@@ -125,6 +131,12 @@ export interface CoreConfig<TDB = unknown> {
   forceNewInstance?: boolean
   /** Default timeout in ms for every action handler; none by default. */
   actionTimeout?: number
+  /**
+   * Answer a thrown exception's own text (the specification's rule). Default: true, except when
+   * `NODE_ENV` is `production`: then the answer is `Internal server error (request id <id>)` and the
+   * text goes to the log only (an exception can carry a database URL, a path, a password).
+   */
+  exposeErrors?: boolean
 }
 
 /** `CoreConfig` with every default applied, frozen. */
@@ -140,6 +152,7 @@ export interface ResolvedCoreConfig {
   readonly onBoot?: { readonly fn: OnBootConfig['fn']; readonly maxWaitTime: number }
   readonly forceNewInstance: boolean
   readonly actionTimeout?: number
+  readonly exposeErrors: boolean
 }
 
 /** A configuration error naming the field: `createServer: <field> <expectation>, got <value>`. */
@@ -198,5 +211,6 @@ export function resolveCoreConfig<TDB>(config: CoreConfig<TDB>): ResolvedCoreCon
     onBoot: onBoot && Object.freeze({ fn: onBoot.fn, maxWaitTime: positiveInteger('onBoot.maxWaitTime', onBoot.maxWaitTime, DEFAULTS.onBootMaxWaitTime) }),
     forceNewInstance: config.forceNewInstance === true,
     actionTimeout: config.actionTimeout === undefined ? undefined : positiveInteger('actionTimeout', config.actionTimeout, 0),
+    exposeErrors: optionalBoolean('exposeErrors', config.exposeErrors, process.env.NODE_ENV !== DEFAULTS.hideErrorsIn),
   })
 }

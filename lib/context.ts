@@ -68,6 +68,15 @@ export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
   return scopeStorage.run({ request: store, execution: outer?.execution, cancellation: outer?.cancellation }, fn)
 }
 
+/**
+ * Runs `fn` outside any request or execution scope. For work a request starts but that must not carry
+ * it: an async resource made inside the scope (a socket write, the keep-alive timer armed when an
+ * answer finishes) keeps the scope, and through it the request, alive until the resource is gone.
+ */
+export function outsideRequestScope<T>(fn: () => T): T {
+  return scopeStorage.exit(fn)
+}
+
 /** The current request's store, or undefined outside a request. */
 export function getRequestStore(): RequestStore | undefined {
   return scopeStorage.getStore()?.request

@@ -1,4 +1,5 @@
 import { isStreamingAction, isVisibleToRest, type Action, type Service } from './action.js'
+import { describeErrors } from './declared-errors.js'
 import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
@@ -69,11 +70,19 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
         hooks: { before: action.hooks?.before ?? [], after: action.hooks?.after ?? [] },
         meta: action.meta ?? null,
         ...streamFlag(action),
+        ...declaredErrors(serviceName, action),
       }
       byAction.set(actionKey(serviceName, action.name), success(messages.actionDescribed(serviceName, action.name), detail))
     }
   }
   return { all, byService, byAction }
+}
+
+/** `{ errors: { CODE: { status, message, data } } }` for an action that declares errors (`data`: its JSON Schema or null); `{}` otherwise. */
+function declaredErrors(service: string, action: Action): { errors?: Record<string, unknown> } {
+  const described = describeErrors(`${service}.${action.name}`, action.errors)
+  if (!described) return {}
+  return { errors: Object.fromEntries(described.map(({ code, status, message, data }) => [code, { status, message, data }])) }
 }
 
 /** The `schema` answers: one value per action (`valueOf`), keyed as the specification says. */
@@ -101,11 +110,20 @@ export function createDiscovery(engine: Engine): Discovery {
     if (action === '*') return answers.byService.get(service) ?? missing(service, action)
     return answers.byAction.get(actionKey(service, action)) ?? missing(service, action)
   }
+  const serviceOf = new Map<Action, string>()
+  for (const [name, actions] of visible) for (const action of actions.values()) serviceOf.set(action, name)
   const inputs = new Map<Action, Record<string, unknown> | null>()
   for (const actions of visible.values()) for (const action of actions.values()) inputs.set(action, toJsonSchema(action.validation))
   const inputOnly = answer(schemaAnswers(visible, (action) => inputs.get(action) ?? null))
   // With outputs, a streaming action's `output` is the schema of each event, and it says `stream: true`.
-  const withOutputs = answer(schemaAnswers(visible, (action) => ({ input: inputs.get(action) ?? null, output: outputJsonSchema(action), ...streamFlag(action) })))
+  const withOutputs = answer(
+    schemaAnswers(visible, (action) => ({
+      input: inputs.get(action) ?? null,
+      output: outputJsonSchema(action),
+      ...streamFlag(action),
+      ...declaredErrors(serviceOf.get(action)!, action),
+    })),
+  )
   return {
     explore: answer(exploreAnswers(services, visible)),
     schema: (service, action, withOutput = false) => (withOutput ? withOutputs : inputOnly)(service, action),

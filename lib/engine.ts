@@ -3,6 +3,7 @@ import type { AuthResult } from './auth.js'
 import { abortReason, abortReasons, Cancellation } from './cancellation.js'
 import { captureScope, createHookContext, getRequestStore, runInExecutionScope, type ServerContext } from './context.js'
 import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
+import { isDeclaredFailure, resolveDeclared } from './declared-errors.js'
 import { fail, type Failure } from './errors.js'
 import { messages } from './messages.js'
 import { compileRegistry, type CompiledAction, type CompiledHook, type Registry } from './registry.js'
@@ -123,16 +124,26 @@ function* runAction(pipeline: Pipeline, compiled: CompiledAction, input: unknown
     }
     const result = yield* settle(timeout ? withDeadline(pending, timeout, onTimeout) : pending)
     if (!isResult(result)) return notAResult(pipeline, compiled.name)
-    return result as Result<unknown, string>
+    return result.ok ? (result as Result<unknown, string>) : declaredOrPlain(pipeline, compiled, result as Result<unknown, string>)
   } catch (error) {
     if (error instanceof ActionTimeout) return error.failure
     return Err(pipeline.thrownMessage(error))
   }
 }
 
-/** Hooks in order, each output the next input; a critical failure halts, any other is logged. */
+/** A `Fail` checked against the action's declarations (an undeclared code is logged and becomes a plain Err); any other result as is. */
+function declaredOrPlain(pipeline: Pipeline, compiled: CompiledAction, result: Result<unknown, string>): Result<unknown, string> {
+  if (result.ok) return result
+  return resolveDeclared(result, compiled.errors, (code) => pipeline.diagnostics.warn('engine.executeAction', messages.undeclaredError(compiled.name, code)))
+}
+
+/**
+ * Hooks in order, each output the next input; a critical failure halts, any other is logged. A critical
+ * hook's declared error that `owner` declares too is `owner`'s answer; any other halts as FA_ERR_HOOK_FAILED.
+ */
 function* runHooks(
   pipeline: Pipeline,
+  owner: CompiledAction,
   hooks: CompiledHook[],
   phase: 'before' | 'after',
   input: unknown,
@@ -151,6 +162,7 @@ function* runHooks(
     }
     if (hook.ref.isCritical) {
       context.setHookError(result.error)
+      if (isDeclaredFailure(result) && owner.errors?.has(result.code)) return result
       return fail.hookFailed(hook.name, result.error)
     }
     pipeline.diagnostics.warn('engine.runHooks', `Non-critical ${phase} hook '${hook.name}' failed: ${result.error}`)
@@ -177,7 +189,7 @@ function* runGate(
     if (!gate.ok) return gate
   }
   if (compiled.before.length === 0) return Ok(payload)
-  return yield* runHooks(pipeline, compiled.before, 'before', payload, context, trace)
+  return yield* runHooks(pipeline, compiled, compiled.before, 'before', payload, context, trace)
 }
 
 function* runPipeline(
@@ -189,7 +201,8 @@ function* runPipeline(
   trace?: ExecutionTrace,
 ): Steps<Result<unknown, string>> {
   const input = yield* runGate(pipeline, compiled, payload, context, trace)
-  if (!input.ok) return input
+  // A declared error of the global before handler or of a critical before hook: the action's own.
+  if (!input.ok) return declaredOrPlain(pipeline, compiled, input)
   if (compiled.stream) return yield* startStream(pipeline, compiled, input.value, payload, context, cancellation, trace)
   const result = yield* runAction(pipeline, compiled, input.value, context, cancellation)
   return yield* runEnd(pipeline, compiled, payload, result, context, trace)
@@ -205,11 +218,13 @@ function* runEnd(
   trace?: ExecutionTrace,
 ): Steps<Result<unknown, string>> {
   let result = handled
-  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled.after, 'after', result.value, context, trace)
+  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled, compiled.after, 'after', result.value, context, trace)
   if (pipeline.globalAfter) {
     result = yield* settle(pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result }))
     if (!isResult(result)) return notAResult(pipeline, 'onAfterActionHandler')
   }
+  // Settled against this action's declarations (a hook's declared error carried its own).
+  if (!result.ok) result = declaredOrPlain(pipeline, compiled, result)
   if (result.ok) context.setHookOutput(result.value)
   else context.setHookError(result.error)
   return result
@@ -246,7 +261,7 @@ function* startStream(
     return Err(pipeline.thrownMessage(error))
   }
   if (isResult(returned)) {
-    if (!returned.ok) return returned as Result<unknown, string>
+    if (!returned.ok) return declaredOrPlain(pipeline, compiled, returned as Result<unknown, string>)
     returned = returned.value
   }
   if (!isAsyncIterable(returned)) {

@@ -51,6 +51,8 @@ export const failureCodes = [
   'FA_ERR_TOO_MANY_STREAMS',
   'FA_ERR_STREAM_DURATION',
   'FA_ERR_SHUTTING_DOWN',
+  'FA_ERR_HOST_NOT_ALLOWED',
+  'FA_ERR_ORIGIN_NOT_ALLOWED',
 ] as const
 
 export type FailureCode = (typeof failureCodes)[number]
@@ -105,6 +107,8 @@ export const fail = {
   notAResult: (what: string) => failure('FA_ERR_NOT_A_RESULT', messages.internal, {}, messages.notAResult(what)),
   /** An `Ok` value its action's `output` schema cannot serialize: logged, answered as the 500 (no field leaks). */
   outputMismatch: (name: string, reason: string) => failure('FA_ERR_OUTPUT_MISMATCH', messages.internal, {}, messages.outputMismatch(name, reason)),
+  /** A declared error's data its schema cannot serialize: the same 500 as an output mismatch, logged with the code. */
+  errorDataMismatch: (name: string, code: string, reason: string) => failure('FA_ERR_OUTPUT_MISMATCH', messages.internal, {}, messages.errorDataMismatch(name, code, reason)),
   internal: () => failure('FA_ERR_INTERNAL', messages.internal),
   auth: (reason: string) => failure('FA_ERR_AUTH', messages.authFailed(reason)),
   discoveryDisabled: () => failure('FA_ERR_DISCOVERY_DISABLED', messages.discoveryDisabled),
@@ -136,6 +140,10 @@ export const fail = {
   tooManyStreams: (max: number) => failure('FA_ERR_TOO_MANY_STREAMS', messages.tooManyStreams(max), { maxPerClient: max }),
   streamDuration: (name: string, ms: number) => failure('FA_ERR_STREAM_DURATION', messages.streamDuration(name, ms)),
   shuttingDown: () => failure('FA_ERR_SHUTTING_DOWN', messages.shuttingDown),
+  /** A Host outside `rest.allowedHosts` (DNS rebinding): plugins/hosts.ts. */
+  hostNotAllowed: () => failure('FA_ERR_HOST_NOT_ALLOWED', messages.hostNotAllowed),
+  /** An MCP request from a web page whose Origin is neither the server's own nor listed. */
+  originNotAllowed: () => failure('FA_ERR_ORIGIN_NOT_ALLOWED', messages.originNotAllowed),
 } as const
 
 /** Every upload refusal carries `data.error_category: 'validation'` (the specification). */

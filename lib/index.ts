@@ -27,6 +27,16 @@ export {
 } from './action.js'
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
 export {
+  Fail,
+  isDeclaredFailure,
+  type DeclaredFailure,
+  type DeclaredFailureOf,
+  type DeclaredDataOf,
+  type ErrorDeclaration,
+  type ErrorDeclarations,
+  type PlainErr,
+} from './declared-errors.js'
+export {
   ServerContext,
   createContext,
   getContext,
@@ -97,6 +107,6 @@ export type { TokenSigner } from '../plugins/auth.js'
 // Issuing tokens from an action: a login action calls signToken.
 export { signToken, clearTokenCookie, type SignTokenOptions, type TokenCookieOptions } from '../plugins/token.js'
 // End-to-end types for the client: createService keeps literal names; the helpers read an action's types.
-export { createService, type TypedService, type PayloadOf, type OutputOf, type EventOf, type FinalOf, type IsStreamingAction } from './service.js'
+export { createService, type TypedService, type PayloadOf, type OutputOf, type ErrorsOf, type EventOf, type FinalOf, type IsStreamingAction } from './service.js'
 export type { TypedAction, TypedStreamAction, ActionVisibility, StreamHandler, StreamFinal } from './action.js'
 export { UploadedFile, UploadedFiles } from './uploads/file-schema.js'

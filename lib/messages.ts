@@ -15,6 +15,8 @@ export const messages = {
   unsupportedMediaType: 'Unsupported media type',
   bodyTooLarge: 'Request body too large',
   internal: 'Internal server error',
+  /** A thrown exception with `exposeErrors: false`: the text is logged under this id. */
+  internalWithId: (id: string) => `Internal server error (request id ${id})`,
   formDataRouting: "Form-data must include 'intent', 'service', and 'action' fields",
   singletonReused: 'createServer: a server already exists; returning it. Pass forceNewInstance: true for a new one.',
   emptyServices: 'createServer: config.services must contain at least one service',
@@ -31,6 +33,23 @@ export const messages = {
   rateLimited: (seconds: number) => `Rate limit exceeded, retry in ${seconds} seconds`,
   actionTimedOut: (name: string, ms: number) => `Action '${name}' timed out after ${ms}ms`,
   outputMismatch: (name: string, reason: string) => `'${name}' returned a value that does not match its output schema: ${reason}`,
+  // Declared errors (lib/declared-errors.ts): boot refusals, FA_ERR_CONFIG.
+  errorsNotObject: (action: string) => `Action '${action}': errors must be an object of declarations by code, e.g. { NOT_FOUND: { status: 404 } }`,
+  errorCodeInvalid: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': a code is upper-case letters, digits and underscores, starting with a letter (e.g. NOT_FOUND)`,
+  errorCodeReserved: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': codes starting with FA_ are the framework's own (FA_ERR_*, FA_CLIENT_*)`,
+  errorDeclarationInvalid: (action: string, code: string) => `Action '${action}' declares error '${code}': a declaration is an object { status?, message?, data? }`,
+  errorStatusInvalid: (action: string, code: string, status: unknown) =>
+    `Action '${action}' declares error '${code}': status must be an integer from 400 to 599, got ${String(status)}`,
+  errorMessageInvalid: (action: string, code: string) => `Action '${action}' declares error '${code}': message must be a string`,
+  errorDataNoJsonSchema: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': data must be a TypeBox schema or a Standard Schema with JSON Schema export`,
+  errorDataNotObject: (action: string, code: string) => `Action '${action}' declares error '${code}': data must describe an object (type: 'object')`,
+  errorDataHasCode: (action: string, code: string) =>
+    `Action '${action}' declares error '${code}': data must not have a 'code' property (the code is sent beside the data)`,
+  errorDataMismatch: (name: string, code: string, reason: string) => `'${name}' returned Fail('${code}') with data that does not match its schema: ${reason}`,
+  undeclaredError: (action: string, code: string) => `'${action}' returned Fail('${code}'), a code it does not declare: answered as a plain Err`,
   notAResult: (what: string) => `'${what}' returned a value that is not a Result; return Ok(value) or Err(message)`,
   servicesListed: 'Services listed',
   actionsListed: (service: string) => `Actions of service '${service}' listed`,
@@ -58,6 +77,8 @@ export const messages = {
     signature: 'invalid signature',
     expired: 'token expired',
     notYetValid: 'token not yet valid',
+    claimRefused: 'token claim not accepted',
+    claimMissing: 'token claim missing',
     invalid: 'invalid token',
     noUserId: 'token has no user id',
     noRequest: 'no HTTP request to read a token from',
@@ -85,6 +106,7 @@ export const messages = {
   tokenNoAuth: 'signToken: authentication is not configured (config.auth)',
   tokenVerifyOnly: 'signToken: auth.secret is a public key, which can verify tokens but not sign them',
   tokenNoCookies: "signToken: setting a cookie needs auth.method 'cookie' or 'both'",
+  tokenCookieNoReply: 'signToken: this call has no HTTP reply to carry a cookie (an MCP tool call): return the token in the result instead',
   tokenExpiresInInvalid: (value: string) => `expiresIn must be a positive number of seconds or a duration such as '8h' or '7d', got ${value}`,
   tokenExpiresInTooLong: (value: string) =>
     `expiresIn ${value} is over a year: it is in seconds (as @fastify/jwt takes it), not milliseconds; for 8 hours pass 8 * 3600 or '8h'`,
@@ -105,6 +127,10 @@ export const messages = {
   mcpInvalidRequest: (reason: string) => `Invalid Request: ${reason}`,
   mcpNoBatches: 'JSON-RPC batches are not accepted; send one message per request',
   mcpMethodNotAllowed: 'Method not allowed.',
+  mcpArgumentsNotObject: 'Invalid params: arguments must be an object',
+  mcpNameNotString: 'Invalid params: name must be a string (a tool name)',
+  mcpListsHiddenActions: (discovery: string) =>
+    `rest.mcp is on and ${discovery}: MCP tools/list still shows every action visible to MCP to any caller. Set rest.mcp.requireAuth (with auth) to ask for a token first, or visibility: { mcp: false } on actions agents must not see`,
   mcpRequireAuthWithoutAuth: 'createServer: rest.mcp.requireAuth needs config.auth (the JWT secret to verify tokens with)',
   mcpInputNotObject: (action: string, type: string) =>
     `MCP: action '${action}' has an input schema ${type}; tools take an object of arguments. Give it an object schema or set visibility.mcp: false`,
@@ -132,8 +158,16 @@ export const messages = {
   streamDuration: (name: string, ms: number) => `Stream '${name}' ended after its longest duration of ${ms}ms`,
   shuttingDown: 'Server is shutting down',
   streamNotIterable: (what: string) => `'${what}' is a streaming action but did not return an AsyncIterable`,
+  hostNotAllowed: 'Host not allowed: list it in rest.allowedHosts',
+  originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
+  hostCors:
+    "the app already has @fastify/cors: its policy answers cross-origin requests and preflights for fastify-actions' routes too, and rest.allowedOrigins / rest.cors do not set CORS headers here (they still decide the cookie CSRF check); register fastify-actions in a scope without @fastify/cors to use its own",
+  invalidServiceName: (name: string) =>
+    `createServer: service name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
+  invalidActionName: (name: string, service: string) =>
+    `createServer: action name ${JSON.stringify(name)} in service '${service}' must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
   protectedWithoutAuth: (names: string) =>
     `actions marked isProtected run without authentication because the server has no auth config: ${names}`,
 } as const

@@ -1,6 +1,7 @@
 import type { Static, TSchema } from 'typebox'
 import type { StandardSchemaV1 } from './standard-schema.js'
 import type { Action, Service } from './action.js'
+import type { DeclaredDataOf } from './declared-errors.js'
 
 /** A service that keeps its literal `name` and its actions' types (see `createService`). */
 export type TypedService<N extends string = string, A extends Action[] = Action[]> = Omit<Service, 'name' | 'actions'> & {
@@ -68,3 +69,11 @@ type FinalsOf<R> = R extends AsyncGenerator<any, infer F, any> ? UnwrapFinal<F> 
 
 /** A streaming action's final value (what its generator returns, `Ok` unwrapped); `void` when it returns nothing. */
 export type FinalOf<A> = A extends { handler: (...args: any[]) => infer R } ? ([FinalsOf<Awaited<R>>] extends [never] ? void : FinalsOf<Awaited<R>>) : never
+/** The declared errors of an action (its `errors`, kept by `createAction`): code → the data type; `{}` without any. */
+export type ErrorsOf<A> = A extends { errors?: infer E }
+  ? [NonNullable<E>] extends [never]
+    ? {}
+    : string extends keyof NonNullable<E>
+      ? {}
+      : { [C in keyof NonNullable<E> & string]: DeclaredDataOf<NonNullable<E>[C]> }
+  : {}

@@ -1,5 +1,6 @@
 import { context, ProxyTracerProvider, SpanKind, SpanStatusCode, trace, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api'
 import type { ExecutionInfo, ExecutionTrace, Instrument } from './engine.js'
+import { isDeclaredFailure } from './declared-errors.js'
 import { codeOf } from './errors.js'
 import type { Result } from './result.js'
 
@@ -32,7 +33,8 @@ function settle(span: Span, result: Result<unknown, string>): void {
   if (result.ok) {
     span.setAttribute(spanAttributes.outcome, 'ok')
   } else {
-    const code = codeOf(result)
+    // A declared error's own code (`NOT_FOUND`): an identifier the action declares, never user data.
+    const code = isDeclaredFailure(result) ? result.code : codeOf(result)
     span.setAttributes({ [spanAttributes.outcome]: 'error', [spanAttributes.errorCode]: code })
     // The code, not the text: an Err's text may carry user data.
     span.setStatus({ code: SpanStatusCode.ERROR, message: code })

@@ -17,6 +17,10 @@ const reasonByCode: Record<string, string> = {
   FAST_JWT_INVALID_SIGNATURE: messages.authReasons.signature,
   FAST_JWT_EXPIRED: messages.authReasons.expired,
   FAST_JWT_INACTIVE: messages.authReasons.notYetValid,
+  // auth.verify: a claim outside allowedAud / allowedIss / allowedSub, or a required claim absent.
+  FAST_JWT_INVALID_CLAIM_VALUE: messages.authReasons.claimRefused,
+  FAST_JWT_INVALID_CLAIM_TYPE: messages.authReasons.claimRefused,
+  FAST_JWT_MISSING_REQUIRED_CLAIM: messages.authReasons.claimMissing,
   // What `request.jwtVerify()` throws in a custom route.
   FST_JWT_NO_AUTHORIZATION_IN_HEADER: messages.authReasons.missingToken,
   FST_JWT_NO_AUTHORIZATION_IN_COOKIE: messages.authReasons.missingToken,

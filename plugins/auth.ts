@@ -2,15 +2,17 @@ import fastifyCookie from '@fastify/cookie'
 import fastifyJwt, { type FastifyJWTOptions } from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { identityOf } from '../lib/auth.js'
-import { getRequestStore } from '../lib/context.js'
+import { getRequestStore, type ServerContext } from '../lib/context.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { fail } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { Ok } from '../lib/result.js'
 import { verificationFailureReason } from './auth-errors.js'
+import { isSameOrigin } from './hosts.js'
 import type { ResolvedAuth } from './config.js'
 import type { RestRequestContext } from './request-scope.js'
-import { expiresInProblem, registerTokenIssuer } from './token.js'
+import { expiresInProblem } from '../lib/token-lifetime.js'
+import { registerTokenIssuer, withSignDefaults } from './token.js'
 import { concern } from './concern.js'
 
 /** Signing and verifying with the server's own JWT settings (@fastify/jwt underneath). */
@@ -29,7 +31,12 @@ export interface AuthPluginOptions {
   engine: Engine
   /** `rest.allowedOrigins`: the other sites cookie-authenticated requests may come from. */
   allowedOrigins: readonly string[]
+  /** The registration's context: `signToken` finds this registration's signer by it. */
+  context?: ServerContext<any>
 }
+
+// Namespaces given to @fastify/jwt inside apps that already have a `jwt` decorator, one per registration.
+let jwtNamespaces = 0
 
 // Reading headers is HTTP's business: it lives here, the claims logic in lib/auth.ts.
 const bearer = /^Bearer[ \t]+(\S+)$/i
@@ -69,17 +76,17 @@ function tokenLookup(options: ResolvedAuth): TokenLookup {
 /**
  * Cookie auth rides along on any request a browser sends, including a form posted from another
  * site (multipart or url-encoded, no preflight). Such a request is refused unless its `Origin` is
- * this server's own or listed in `allowedOrigins`; without an `Origin`, `Sec-Fetch-Site` decides.
+ * this server's own (scheme, host and port) or listed in `allowedOrigins`; without an `Origin`,
+ * `Sec-Fetch-Site` decides: `cross-site` and `same-site` (a sibling subdomain, possibly someone
+ * else's) are refused, `same-origin`, `none` (typed in the address bar) and its absence pass.
  */
 function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet<string>): boolean {
-  const { origin, host } = request.headers
-  if (origin === undefined) return request.headers['sec-fetch-site'] === 'cross-site'
-  if (allowedOrigins.has(origin)) return false
-  try {
-    return new URL(origin).host !== host
-  } catch {
-    return true // `null` (a sandboxed or opaque origin) and anything unparsable
+  const { origin } = request.headers
+  if (origin === undefined) {
+    const site = request.headers['sec-fetch-site']
+    return site === 'cross-site' || site === 'same-site'
   }
+  return !allowedOrigins.has(origin) && !isSameOrigin(origin, request)
 }
 
 /**
@@ -90,7 +97,7 @@ function isCrossSiteRefused(request: FastifyRequest, allowedOrigins: ReadonlySet
  * costs a promise where `verify` is synchronous.
  */
 function createAuthenticator(
-  app: FastifyInstance,
+  jwt: FastifyInstance['jwt'],
   lookup: TokenLookup,
   crossSiteGuard: ((request: FastifyRequest) => boolean) | undefined,
   cookieGuard: ((request: FastifyRequest) => boolean) | undefined,
@@ -106,7 +113,7 @@ function createAuthenticator(
     if (found.fromCookie && cookieGuard?.(rest.req)) return fail.auth(messages.authReasons.crossSite)
     let claims: Record<string, unknown>
     try {
-      claims = app.jwt.verify<Record<string, unknown>>(found.token)
+      claims = jwt.verify<Record<string, unknown>>(found.token)
     } catch (error) {
       return fail.auth(verificationFailureReason(error))
     }
@@ -117,12 +124,33 @@ function createAuthenticator(
   }
 }
 
+// fast-jwt checks a claim's value only when the claim is present: each check also requires its claim.
+const claimOf = { allowedAud: 'aud', allowedIss: 'iss', allowedSub: 'sub', maxAge: 'iat' } as const
+
+/**
+ * `auth.verify` as @fastify/jwt's (fast-jwt's) verifier options. A token without the claim an
+ * option checks (no `aud` when `allowedAud` is set) is refused too: fast-jwt alone would let it through.
+ */
+function claimChecks(auth: ResolvedAuth): Record<string, unknown> {
+  const verify = auth.verify
+  if (!verify) return {}
+  const checks: Record<string, unknown> = {}
+  const required = new Set(verify.requiredClaims ?? [])
+  for (const key of ['allowedAud', 'allowedIss', 'allowedSub', 'maxAge'] as const) {
+    if (verify[key] === undefined) continue
+    checks[key] = verify[key]
+    required.add(claimOf[key])
+  }
+  if (required.size > 0) checks.requiredClaims = [...required]
+  return checks
+}
+
 /**
  * JWT authentication for protected actions: the engine calls the authenticator before the global
  * before handler. `app.jwt.sign` and `request.jwtVerify()` are available to custom routes, reading
  * the token from the same place (one lookup for both).
  */
-export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins }: AuthPluginOptions): Promise<{ jwt: TokenSigner; authenticate: Authenticator }> {
+export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOrigins, context }: AuthPluginOptions): Promise<{ jwt: TokenSigner; authenticate: Authenticator }> {
   const lookup = tokenLookup(auth)
   // The user's app may already have @fastify/cookie: registering it twice would fail.
   if (auth.method !== 'header' && !app.hasRequestDecorator('cookies')) await app.register(fastifyCookie)
@@ -137,20 +165,25 @@ export async function setupAuth(app: FastifyInstance, { auth, engine, allowedOri
         const found = lookup(request)
         return 'token' in found ? found.token : undefined
       },
+      ...claimChecks(auth),
     },
   }
-  await app.register(fastifyJwt, jwtOptions)
-  registerTokenIssuer(app, auth) // signToken (plugins/token.ts): actions issue tokens with this jwt
+  // Inside an app that already has @fastify/jwt (its own secret, its `request.user`), a second
+  // registration would fail on the decorators: this one takes a namespace (`app.jwt.<namespace>`,
+  // `request.<namespace>JwtVerify()`) and leaves the app's own untouched.
+  const namespace = app.hasDecorator('jwt') ? `fastifyActions${++jwtNamespaces}` : undefined
+  await app.register(fastifyJwt, namespace ? { ...jwtOptions, namespace } : jwtOptions)
+  const jwt = namespace ? (app.jwt as unknown as Record<string, FastifyInstance['jwt']>)[namespace] : app.jwt
+  registerTokenIssuer(app, auth, jwt, context) // signToken (plugins/token.ts): actions issue tokens with this jwt
   const allowed = new Set(allowedOrigins)
   const guard = (request: FastifyRequest) => isCrossSiteRefused(request, allowed)
-  const authenticate = createAuthenticator(app, lookup, auth.method === 'cookie' ? guard : undefined, auth.method === 'both' ? guard : undefined)
+  const authenticate = createAuthenticator(jwt, lookup, auth.method === 'cookie' ? guard : undefined, auth.method === 'both' ? guard : undefined)
   engine.setAuthenticator(authenticate)
-  const { jwt } = app
   const signer: TokenSigner = {
     sign: (payload, options) => {
       const problem = options?.expiresIn === undefined ? undefined : expiresInProblem(options.expiresIn)
       if (problem) throw new TypeError(`jwt.sign: ${problem}`)
-      return jwt.sign(payload, options as Parameters<typeof jwt.sign>[1])
+      return jwt.sign(payload, withSignDefaults(auth, payload, options ?? {}) as Parameters<typeof jwt.sign>[1])
     },
     verify: <T extends Record<string, unknown>>(token: string) => jwt.verify<T>(token),
   }

@@ -2,6 +2,7 @@ import type { FastifyRequest, FastifyServerOptions } from 'fastify'
 import { DEFAULTS, configError, optionalBoolean, positiveInteger } from '../lib/config.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
+import { expiresInProblem } from '../lib/token-lifetime.js'
 import { resolveUploadSettings, type UploadSettings, type UploadsConfig } from '../lib/uploads/config.js'
 
 /** JWT authentication for protected actions. */
@@ -13,6 +14,39 @@ export interface AuthConfig {
   cookieName?: string
   /** Accepted signing algorithms; HS256 by default. */
   algorithms?: string[]
+  /**
+   * Claims every token must carry, checked by @fastify/jwt's verifier (fast-jwt): `allowedAud`,
+   * `allowedIss`, `allowedSub` (a string, a RegExp or a list of them), `requiredClaims`, `maxAge`
+   * (seconds or a duration text). A single `allowedAud` / `allowedIss` string is also what tokens are signed with.
+   */
+  verify?: AuthVerifyConfig
+  /** Lifetime of tokens the server signs when the call names none (default '1h'): seconds or a duration text. */
+  expiresIn?: number | string
+  /** The auth cookie `signToken({ cookie: true })` sets. */
+  cookie?: AuthCookieConfig
+}
+
+/** A claim value a token must match: a string (exact), a RegExp, or a list of them (any matches). */
+export type AllowedClaim = string | RegExp | Array<string | RegExp>
+
+/** `auth.verify`: what @fastify/jwt's verifier requires of every token (fast-jwt's options of the same names). */
+export interface AuthVerifyConfig {
+  allowedAud?: AllowedClaim
+  allowedIss?: AllowedClaim
+  allowedSub?: AllowedClaim
+  /** Claims that must be present (`['exp']` refuses tokens that never expire). */
+  requiredClaims?: string[]
+  /** Oldest accepted token, counted from `iat`: seconds or a duration text ('8h'). */
+  maxAge?: number | string
+}
+
+/** `auth.cookie`. */
+export interface AuthCookieConfig {
+  /**
+   * `Secure` on the cookie (default: set unless the request is plain HTTP to a loopback host, so a
+   * server behind a TLS proxy sets it even without `trustProxy`). `false` never sets it.
+   */
+  secure?: boolean
 }
 
 /**
@@ -191,6 +225,12 @@ export interface RestConfig {
   enableStatus?: boolean
   rateLimiting?: RateLimitConfig
   allowedOrigins: string[]
+  /**
+   * Host names the server answers to (DNS rebinding, docs/security.md): exact names, `.example.com` for a
+   * domain and its subdomains, `'*'` for any. Default: a server bound to a loopback address answers
+   * loopback names only; bound elsewhere (or not listening) it answers any Host.
+   */
+  allowedHosts?: string[]
   cors?: CorsConfig
   uploads?: UploadsConfig
   discovery?: DiscoveryConfig
@@ -225,6 +265,11 @@ export interface ResolvedAuth {
   readonly headerName: string
   readonly cookieName: string
   readonly algorithms: readonly string[]
+  /** Undefined when not configured. */
+  readonly verify?: Readonly<AuthVerifyConfig>
+  readonly expiresIn: number | string
+  /** Undefined: the default rule (Secure unless plain HTTP to loopback). */
+  readonly cookieSecure?: boolean
 }
 
 export interface ResolvedRateLimit {
@@ -252,6 +297,8 @@ export interface ResolvedRest {
   /** Present only when `limitingHeader` is set. */
   readonly rateLimiting?: ResolvedRateLimit
   readonly allowedOrigins: readonly string[]
+  /** Undefined when not configured (the loopback default applies). */
+  readonly allowedHosts?: readonly string[]
   /** Undefined when CORS is off. */
   readonly cors?: CorsConfig
   readonly uploads: UploadSettings
@@ -290,13 +337,47 @@ export function resolveAuth(config: AuthConfig): ResolvedAuth {
   if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.includes('none')) {
     throw new ErrConfig(messages.authBadAlgorithms)
   }
+  const expiresIn = config.expiresIn ?? DEFAULTS.auth.expiresIn
+  const expiresProblem = expiresInProblem(expiresIn)
+  if (expiresProblem) throw configError('auth.expiresIn', expiresProblem.replace(/^expiresIn /, ''))
+  if (config.cookie !== undefined && (typeof config.cookie !== 'object' || config.cookie === null)) throw configError('auth.cookie', 'must be an object', config.cookie)
   return Object.freeze({
     secret: config.secret,
     method,
     headerName: (config.headerName ?? DEFAULTS.auth.headerName).toLowerCase(),
     cookieName: config.cookieName ?? DEFAULTS.auth.cookieName,
     algorithms: Object.freeze([...algorithms]),
+    verify: resolveAuthVerify(config.verify),
+    expiresIn,
+    cookieSecure: config.cookie?.secure === undefined ? undefined : optionalBoolean('auth.cookie.secure', config.cookie.secure, true),
   })
+}
+
+function isAllowedClaim(value: unknown): boolean {
+  const one = (item: unknown) => (typeof item === 'string' && item !== '') || item instanceof RegExp
+  return one(value) || (Array.isArray(value) && value.length > 0 && value.every(one))
+}
+
+const verifyKeys = new Set(['allowedAud', 'allowedIss', 'allowedSub', 'requiredClaims', 'maxAge'])
+
+function resolveAuthVerify(verify: AuthVerifyConfig | undefined): Readonly<AuthVerifyConfig> | undefined {
+  if (verify === undefined) return undefined
+  if (typeof verify !== 'object' || verify === null) throw configError('auth.verify', 'must be an object', verify)
+  for (const key of Object.keys(verify)) {
+    if (!verifyKeys.has(key)) throw configError(`auth.verify.${key}`, 'is not an option (allowedAud, allowedIss, allowedSub, requiredClaims, maxAge)')
+  }
+  for (const key of ['allowedAud', 'allowedIss', 'allowedSub'] as const) {
+    if (verify[key] !== undefined && !isAllowedClaim(verify[key])) throw configError(`auth.verify.${key}`, 'must be a string, a RegExp or a list of them', verify[key])
+  }
+  const { requiredClaims, maxAge } = verify
+  if (requiredClaims !== undefined && (!Array.isArray(requiredClaims) || !requiredClaims.every((claim) => typeof claim === 'string' && claim !== ''))) {
+    throw configError('auth.verify.requiredClaims', 'must be a list of claim names', requiredClaims)
+  }
+  if (maxAge !== undefined) {
+    const problem = expiresInProblem(maxAge)
+    if (problem) throw configError('auth.verify.maxAge', problem.replace(/^expiresIn /, ''))
+  }
+  return Object.freeze({ ...verify })
 }
 
 function resolveRateLimit(config: RateLimitConfig | undefined): ResolvedRateLimit | undefined {
@@ -401,6 +482,14 @@ function resolveOpenApi(config: OpenApiConfig | undefined, baseUrl: string, serv
   })
 }
 
+function resolveAllowedHosts(value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || !value.every((host) => typeof host === 'string' && host.trim() !== '')) {
+    throw configError('rest.allowedHosts', "must be an array of host names (such as 'api.example.com', '.example.com' or '*')", value)
+  }
+  return Object.freeze([...value])
+}
+
 /** Checks and completes the REST configuration once, at boot. `serverName` is the document's default title. */
 export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
   if (typeof rest !== 'object' || rest === null) throw configError('rest', 'must be an object', rest)
@@ -426,6 +515,7 @@ export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
     enableStatus: rest.enableStatus === true,
     rateLimiting: resolveRateLimit(rest.rateLimiting),
     allowedOrigins: Object.freeze([...allowedOrigins]),
+    allowedHosts: resolveAllowedHosts(rest.allowedHosts),
     cors: corsEnabled ? (rest.cors ?? {}) : undefined,
     uploads,
     uploadsDiagnostics: rest.uploads?.diagnostics,

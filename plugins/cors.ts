@@ -5,12 +5,21 @@ import { errorMessage } from '../lib/diagnostics.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from './config.js'
-import { compilePathMatcher, pathOf } from './paths.js'
+import { compilePathMatcher, routedPath, routerPathOptionsOf, type RouterPathOptions } from './paths.js'
 import { concern } from './concern.js'
 
 export interface CorsPluginOptions {
   allowedOrigins: readonly string[]
   cors?: CorsConfig
+  /** The MCP endpoint is on: its clients send `Mcp-Protocol-Version`, allowed by default too. */
+  mcp?: boolean
+  /**
+   * Plugin mode: answer preflights for this registration's own routes only, never for the host's
+   * (its `OPTIONS *` then matches only paths of routes added in this context).
+   */
+  ownRoutesOnly?: boolean
+  /** The app's router options: a rule's path matches as the router routes (plugins/paths.ts). */
+  router?: RouterPathOptions
 }
 
 /** Every field filled: the defaults with `cors.defaults` (or a rule's options) merged over them. */
@@ -98,10 +107,10 @@ function compilePolicy(options: ResolvedCorsOptions): Policy {
   }
 }
 
-function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsOptions, policies: { defaults: Policy; deny: Policy }): CompiledRule {
+function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsOptions, policies: { defaults: Policy; deny: Policy }, router?: RouterPathOptions): CompiledRule {
   if (rule === null || typeof rule !== 'object' || typeof rule.path !== 'string') throw new ErrConfig(messages.corsInvalidRule(index))
   const { path, resolver, options } = rule
-  const matches = compilePathMatcher(path)
+  const matches = compilePathMatcher(path, router)
   if (resolver === undefined) {
     return { path, matches, decide: options === undefined ? policies.defaults : compilePolicy(mergeOptions(defaults, options)) }
   }
@@ -129,12 +138,12 @@ function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsO
  * denies. `fixed` is set when one options object answers every request (no route rules, no function
  * options): @fastify/cors then needs no delegator, whose option merging costs a fifth of a request.
  */
-export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
+export function compileCors({ allowedOrigins, cors = {}, mcp = false, router }: CorsPluginOptions) {
   // The specification's defaults; `origin` comes from `allowedOrigins` (or `*` when it is empty).
   const builtIn: ResolvedCorsOptions = {
     credentials: DEFAULTS.cors.credentials,
     maxAge: DEFAULTS.cors.maxAge,
-    allowHeaders: [...DEFAULTS.cors.allowHeaders],
+    allowHeaders: [...DEFAULTS.cors.allowHeaders, ...(mcp ? DEFAULTS.cors.mcpAllowHeaders : [])],
     allowMethods: [...DEFAULTS.cors.allowMethods],
     exposeHeaders: [...DEFAULTS.cors.exposeHeaders],
     origin: allowedOrigins.length === 0 ? '*' : [...allowedOrigins],
@@ -150,7 +159,7 @@ export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
     }),
   }
   if (cors.addCors !== undefined && !Array.isArray(cors.addCors)) throw new ErrConfig(messages.corsInvalidRule(-1))
-  const rules = (cors.addCors ?? []).map((rule, index) => compileRule(rule, index, defaults, policies))
+  const rules = (cors.addCors ?? []).map((rule, index) => compileRule(rule, index, defaults, policies, router))
 
   const fixed =
     rules.length === 0 && typeof defaults.origin !== 'function' && typeof defaults.allowMethods !== 'function'
@@ -164,7 +173,8 @@ export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
     try {
       let decide = policies.defaults
       if (rules.length > 0) {
-        const path = pathOf(req.url)
+        // The path the router routes on, never the raw target (`/%61dmin/users` is `/admin/users`).
+        const path = routedPath(req.url, router)
         for (const rule of rules) {
           if (rule.matches(path)) {
             decide = rule.decide
@@ -188,8 +198,70 @@ export function compileCors({ allowedOrigins, cors = {} }: CorsPluginOptions) {
  * 404 answer carry CORS headers too): static options for a fixed policy, else the per-request delegator.
  */
 export async function setupCors(app: FastifyInstance, options: CorsPluginOptions): Promise<void> {
-  const { delegator, fixed } = compileCors(options)
-  await app.register(fastifyCors, fixed ? { hook: 'onRequest', ...fixed } : { hook: 'onRequest', delegator })
+  const router = routerPathOptionsOf(app)
+  const { delegator, fixed } = compileCors({ router, ...options })
+  const register = () => app.register(fastifyCors, fixed ? { hook: 'onRequest', ...fixed } : { hook: 'onRequest', delegator })
+  if (options.ownRoutesOnly) await scopePreflights(app, router, register)
+  else await register()
+}
+
+/** A registration's own routes, for the preflight constraint: the paths of the routes it added. */
+interface PreflightOwner {
+  id: string
+  matches: (path: string) => boolean
+}
+
+const PREFLIGHT_CONSTRAINT = 'fastifyActionsPreflight'
+// The owners by Fastify server: the constraint strategy is router-wide, one per server.
+const preflightOwners = new WeakMap<object, PreflightOwner[]>()
+let preflightIds = 0
+
+/**
+ * @fastify/cors answers preflights in its hook for whatever reaches its `OPTIONS *` route, and a
+ * registration without a prefix would own `OPTIONS *` for the whole app (the host's routes too, and
+ * a second registration's would collide). So the route gets a constraint: it matches only an OPTIONS
+ * request whose routed path is a route this registration added; any other falls to the host's routes.
+ */
+async function scopePreflights(app: FastifyInstance, router: RouterPathOptions, register: () => PromiseLike<unknown>): Promise<void> {
+  let owners = preflightOwners.get(app.server)
+  if (!owners) {
+    const list: PreflightOwner[] = (owners = [])
+    preflightOwners.set(app.server, list)
+    app.addConstraintStrategy({
+      name: PREFLIGHT_CONSTRAINT,
+      storage() {
+        const handlers = new Map<unknown, unknown>()
+        return { get: (value) => (handlers.get(value) ?? null) as never, set: (value, store) => void handlers.set(value, store) }
+      },
+      deriveConstraint(req: { method?: string; url?: string }) {
+        if (req.method !== 'OPTIONS' || req.url === undefined) return undefined
+        const path = routedPath(req.url, router)
+        return list.find((owner) => owner.matches(path))?.id
+      },
+      mustMatchWhenDerived: false,
+    })
+  }
+  const id = `fa${++preflightIds}`
+  const exact = new Set<string>()
+  const prefixes: string[] = []
+  const fold = (path: string) => {
+    const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+    return router.caseSensitive ? trimmed : trimmed.toLowerCase()
+  }
+  owners.push({ id, matches: (path) => exact.has(fold(path)) || prefixes.some((prefix) => fold(path).startsWith(prefix)) })
+  let corsRoute = true
+  app.addHook('onRoute', (route) => {
+    const url = route.url ?? route.path
+    if (typeof url !== 'string') return
+    if (route.method === 'OPTIONS' && url.endsWith('*') && corsRoute) {
+      route.constraints = { ...route.constraints, [PREFLIGHT_CONSTRAINT]: id }
+      return
+    }
+    if (url.endsWith('*')) prefixes.push(fold(url.slice(0, -1)))
+    else exact.add(fold(url))
+  })
+  await register()
+  corsRoute = false
 }
 
 /** Cross-origin rules as the plugin `fastify-actions-cors`. */

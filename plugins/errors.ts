@@ -1,5 +1,4 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Diagnostics } from '../lib/diagnostics.js'
 import { errorEnvelope } from '../lib/envelope.js'
@@ -8,6 +7,12 @@ import { messages } from '../lib/messages.js'
 import { authFailureOf } from './auth-errors.js'
 import { FailureError, statusOf } from './http-status.js'
 import { concern } from './concern.js'
+
+// Not `import { STATUS_CODES } from 'node:http'`: on Node 24 and 26 an ES import of node:http builds
+// its namespace from every export, which runs http's lazy getters (WebSocket, CloseEvent, …) and loads
+// Node's bundled undici, worker_threads and the web streams: about 15 MiB of RSS no request uses
+// (docs/benchmarks.md, "Peak RSS under load"). The CommonJS object leaves the getters alone.
+const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 /** What a request that threw answers: a coded failure, or an HTTP error's own status and message. */
 type ErrorAnswer = Failure | { status: number; message: string }

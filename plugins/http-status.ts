@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify'
-import { errorEnvelope, type ExternalResponse } from '../lib/envelope.js'
+import { declarationOf } from '../lib/declared-errors.js'
+import { errorEnvelope, failureData, type ExternalResponse } from '../lib/envelope.js'
 import { ACTION_FAILED, isFailure, type Failure, type FailureCode } from '../lib/errors.js'
 import type { ErrResult, Result } from '../lib/result.js'
 
@@ -44,12 +45,15 @@ export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, n
   FA_ERR_TOO_MANY_STREAMS: 429,
   FA_ERR_STREAM_DURATION: 504,
   FA_ERR_SHUTTING_DOWN: 503,
+  FA_ERR_HOST_NOT_ALLOWED: 403,
+  FA_ERR_ORIGIN_NOT_ALLOWED: 403,
 })
 
-/** The HTTP status of a Result: 200 for Ok, its code's status for a failure, 400 for a handler's `Err`. */
+/** The HTTP status of a Result: 200 for Ok, its code's status for a failure, the declared one for a declared error, 400 for a handler's `Err`. */
 export function statusOf(result: Result<unknown, string>): number {
   if (result.ok) return 200
-  return isFailure(result) ? statusByCode[result.code] : statusByCode[ACTION_FAILED]
+  if (isFailure(result)) return statusByCode[result.code]
+  return declarationOf(result)?.status ?? statusByCode[ACTION_FAILED]
 }
 
 /** Thrown from a hook (the rate limiter's 429): the error handler answers the failure it carries. */
@@ -67,5 +71,5 @@ export function sendFailure(reply: FastifyReply, failure: ErrResult<string>): Fa
 /** Sets a failure's status and returns its envelope, for a handler that hands its answer back to Fastify. */
 export function failureAnswer(reply: FastifyReply, failure: ErrResult<string>): ExternalResponse {
   reply.code(statusOf(failure))
-  return errorEnvelope(failure.error, isFailure(failure) ? failure.data : {})
+  return errorEnvelope(failure.error, failureData(failure))
 }

@@ -5,8 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
-import { runInRequestScope, type ServerContext } from '../lib/context.js'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { outsideRequestScope, runInRequestScope, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { ErrConfig } from '../lib/errors.js'
@@ -14,7 +14,11 @@ import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toTo
 import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
-import { sendFailure } from './http-status.js'
+import { FailureError, sendFailure } from './http-status.js'
+import { exceedsDepth } from './json-body.js'
+import { isSameOrigin } from './hosts.js'
+import { fail } from '../lib/errors.js'
+import { isPlainObject } from '../lib/envelope.js'
 import { requestStoreOf } from './request-scope.js'
 import { concern } from './concern.js'
 
@@ -26,6 +30,10 @@ export interface McpPluginOptions {
   diagnostics: Diagnostics
   /** The auth plugin's authenticator (with `config.auth`): `requireAuth` verifies every request with it. */
   authenticate?: Authenticator
+  /** `rest.allowedOrigins`: the web pages that may call the endpoint (none when empty; `'*'` for every page). */
+  allowedOrigins: readonly string[]
+  /** `rest.maxDepth`: the deepest nesting a JSON-RPC message may have, as on the services endpoint. */
+  maxDepth: number
 }
 
 /** This package's own name and version: the nearest package.json above this file (source, dist or node_modules). */
@@ -50,8 +58,32 @@ class UnreadableBody {}
 /** JSON-RPC's implementation-defined server error, the code the SDK's own HTTP answers use. */
 const SERVER_ERROR = -32000
 
-function jsonRpcError(code: number, message: string) {
-  return { jsonrpc: '2.0' as const, error: { code, message }, id: null }
+function jsonRpcError(code: number, message: string, id: unknown = null) {
+  return { jsonrpc: '2.0' as const, error: { code, message }, id }
+}
+
+/**
+ * An error the SDK answers as a JSON-RPC error with this code and exactly this message. (An
+ * `McpError` prefixes its message with `MCP error <code>: `, which the SDK's client prefixes again.)
+ */
+function protocolError(code: number, message: string): Error & { code: number } {
+  return Object.assign(new Error(message), { code })
+}
+
+/**
+ * What is wrong with a `tools/call` the SDK would answer -32603 with its schema validator's whole
+ * report (a `name` that is not a string, `arguments` that are not an object): its id and a short
+ * -32602 message; undefined for anything else.
+ */
+function toolCallProblem(body: unknown): { id: unknown; message: string } | undefined {
+  if (typeof body !== 'object' || body === null || (body as { method?: unknown }).method !== 'tools/call') return undefined
+  const { params, id } = body as { params?: unknown; id?: unknown }
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return undefined
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown }
+  const answerId = typeof id === 'string' || typeof id === 'number' ? id : null
+  if (typeof name !== 'string') return { id: answerId, message: messages.mcpNameNotString }
+  if (args === undefined || isPlainObject(args)) return undefined
+  return { id: answerId, message: messages.mcpArgumentsNotObject }
 }
 
 /**
@@ -91,7 +123,7 @@ function createMcpServer(registry: ToolRegistry, identity: { name: string; versi
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const target = registry.targets.get(request.params.name)
     // The MCP specification lists an unknown tool among protocol errors (-32602), not tool results.
-    if (!target) throw new McpError(ErrorCode.InvalidParams, messages.mcpUnknownTool(request.params.name))
+    if (!target) throw protocolError(ErrorCode.InvalidParams, messages.mcpUnknownTool(request.params.name))
     const key = callKey(call.caller, extra.requestId)
     call.inFlight.set(key, (message) => call.transport.onmessage?.(message))
     try {
@@ -147,14 +179,35 @@ function identityOf(config: ResolvedMcp): { name: string; version: string } {
   return { ...packageIdentity(), ...(config.name ? { name: config.name } : {}), ...(config.version ? { version: config.version } : {}) }
 }
 
-/** This route's own JSON parser: a body it cannot read is answered as JSON-RPC (-32700), not as the envelope. */
-function useJsonRpcParser(app: FastifyInstance): void {
+/**
+ * This route's own JSON parser: a body it cannot read is answered as JSON-RPC (-32700), not as the
+ * envelope. A body nested deeper than `rest.maxDepth` is refused before it is parsed, with the
+ * services endpoint's own check and answer (400, `FA_ERR_JSON_TOO_DEEP`).
+ */
+function useJsonRpcParser(app: FastifyInstance, maxDepth: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
+    if (exceedsDepth(body as string, maxDepth)) return done(new FailureError(fail.jsonTooDeep(maxDepth)))
     parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody() : value))
   })
+}
+
+/**
+ * DNS rebinding and cross-site pages (the MCP specification: servers MUST validate `Origin`): a
+ * request that carries an `Origin` is served only when it is the server's own (scheme and host) or
+ * listed in `allowedOrigins`; for MCP an empty list lists none, `'*'` allows every page. Agents send
+ * no `Origin` and are served.
+ */
+export function originGuard(allowedOrigins: readonly string[]) {
+  const any = allowedOrigins.includes('*')
+  const listed = new Set(allowedOrigins)
+  return function checkOrigin(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+    const origin = request.headers.origin
+    if (origin === undefined || any || listed.has(origin) || isSameOrigin(origin, request)) return done()
+    sendFailure(reply, fail.originNotAllowed())
+  }
 }
 
 /**
@@ -179,14 +232,22 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
     // One HTTP request, one message: a batch would run up to 100 tool calls for one rate-limit hit.
     // MCP removed batching in 2025-06-18; the SDK's client never sends one.
     if (Array.isArray(body)) return reply.code(400).send(jsonRpcError(ErrorCode.InvalidRequest, messages.mcpInvalidRequest(messages.mcpNoBatches)))
+    // The SDK would answer -32603 with its schema validator's whole report.
+    const problem = toolCallProblem(body)
+    if (problem) return reply.code(200).send(jsonRpcError(ErrorCode.InvalidParams, problem.message, problem.id))
     const caller = callerOf(request)
     const cancelled = cancelledId(body)
     if (cancelled !== undefined) inFlight.get(callKey(caller, cancelled))?.(body as JSONRPCMessage)
     keepHeaders(reply)
     reply.hijack()
+    answerOutsideScope(reply.raw)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
     const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents })
     reply.raw.on('close', () => {
+      // A disconnect before the answer is written aborts the call in flight (its `signal`). Once the answer
+      // is written nothing is in flight, and closing would only make the SDK's "Connection closed" McpError
+      // (a captured stack, about 5 % of an MCP call's CPU on Node 26): the pair is left to the collector.
+      if (reply.raw.writableFinished) return
       void transport.close()
       void server.close()
     })
@@ -200,6 +261,19 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
       } else reply.raw.destroy()
     }
   }
+}
+
+/**
+ * The SDK writes the answer from inside the request scope (the tool call runs there): the last write,
+ * and the keep-alive timer Node arms when the answer finishes, would carry the scope and keep the
+ * request, its body and the call alive until the connection's next request. The end of the answer is
+ * written outside it, as the services endpoint does by handing its envelope back to Fastify.
+ */
+function answerOutsideScope(raw: FastifyReply['raw']): void {
+  const end = raw.end
+  raw.end = function (this: typeof raw, ...args: Parameters<typeof end>) {
+    return outsideRequestScope(() => end.apply(this, args))
+  } as typeof end
 }
 
 /** GET and DELETE: no SSE stream, no sessions. */
@@ -220,8 +294,9 @@ async function serveMcp(app: FastifyInstance, options: McpPluginOptions): Promis
   // The SDK makes an Ajv instance per Server unless given one; it is used only for elicitation, never here.
   const handle = createMcpHandler(registry, identity, options, new AjvJsonSchemaValidator())
 
-  useJsonRpcParser(app)
-  const onRequest = authenticate ? requireToken(authenticate, context) : undefined
+  useJsonRpcParser(app, options.maxDepth)
+  // The Origin first: a page that may not call the endpoint learns nothing, not even whether its token is valid.
+  const onRequest = [originGuard(options.allowedOrigins), ...(authenticate ? [requireToken(authenticate, context)] : [])]
   app.post(config.path, { bodyLimit: options.bodyLimit, onRequest }, handle)
   app.get(config.path, { onRequest }, notAllowed)
   app.delete(config.path, { onRequest }, notAllowed)

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { runInRequestScope, type ServerContext } from '../lib/context.js'
-import { compilePathMatcher } from './paths.js'
+import { compilePathMatcher, type RouterPathOptions } from './paths.js'
 import { requestStoreOf, type ActionsRequest } from './request-scope.js'
 import { concern } from './concern.js'
 
@@ -30,9 +30,12 @@ interface RegisteredMiddleware {
 export class MiddlewareRegistry {
   readonly entries: RegisteredMiddleware[] = []
 
+  /** `router`: the app's router options, so a path matches as the router routes it. */
+  constructor(private readonly router?: RouterPathOptions) {}
+
   add(path: string, fn: Middleware): void {
     if (typeof fn !== 'function') throw new TypeError('addMiddleware: the middleware must be a function')
-    this.entries.push({ matches: compilePathMatcher(path), fn })
+    this.entries.push({ matches: compilePathMatcher(path, this.router), fn })
   }
 }
 
@@ -68,6 +71,7 @@ export function setupMiddleware(app: FastifyInstance, registry: MiddlewareRegist
     const { entries } = registry
     if (entries.length === 0) return done()
     const req = request as ActionsRequest
+    // The path the router routes on (decoded, cut at `?` and `#`), never the raw target: plugins/paths.ts.
     const path = req.path
     const chain = entries.filter((entry) => entry.matches(path))
     if (chain.length === 0) return done()

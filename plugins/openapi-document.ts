@@ -1,4 +1,5 @@
 import { isStreamingAction, isVisibleToRest, type Action, type Service } from '../lib/action.js'
+import { describeErrors, type ErrorDescription } from '../lib/declared-errors.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
 import { dataSchemaOf, outputJsonSchema } from '../lib/output.js'
@@ -83,6 +84,38 @@ function errorResponses(protectedAction: boolean, rateLimited: boolean, streamin
   return responses
 }
 
+/**
+ * The responses with the action's declared errors merged in: one response per status, whose schema is
+ * the declared error's envelope (its `data` the code beside the data), `anyOf` the envelopes when several
+ * errors share the status or the framework answers it too. Ordered by status.
+ */
+function withDeclaredErrors(responses: Record<string, unknown>, service: Service, action: Action): Record<string, unknown> {
+  const described = describeErrors(`${service.name}.${action.name}`, action.errors)
+  if (!described) return responses
+  const byStatus = new Map<number, ErrorDescription[]>()
+  for (const error of described) byStatus.set(error.status, [...(byStatus.get(error.status) ?? []), error])
+  const merged: Record<string, unknown> = { ...responses }
+  for (const [status, errors] of byStatus) {
+    const framework = responses[String(status)] !== undefined
+    const schemas = [...(framework ? [ref('ErrorEnvelope')] : []), ...errors.map(declaredEnvelope)]
+    const codes = errors.map((error) => `\`${error.code}\` (${error.message})`).join(', ')
+    merged[String(status)] = {
+      description: framework ? `${ERROR_TEXT[status] ?? 'A framework failure'}; or a declared error: ${codes}` : `Declared error: ${codes}`,
+      content: { 'application/json': { schema: schemas.length === 1 ? schemas[0] : { anyOf: schemas } } },
+    }
+  }
+  return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => Number(a) - Number(b)))
+}
+
+/** A declared error's envelope: `status: false`, its message, `data` = `{ code, ...data }`. */
+function declaredEnvelope(error: ErrorDescription): Schema {
+  return {
+    type: 'object',
+    properties: { status: { type: 'boolean', const: false }, message: { type: 'string' }, data: error.dataSchema },
+    required: ['status', 'message', 'data'],
+  }
+}
+
 /** The security schemes a token may come through: the header, the cookie, or either (`auth.method: 'both'`). */
 function schemeNames(auth: DocumentOptions['auth']): string[] {
   if (!auth) return []
@@ -94,15 +127,18 @@ function schemeNames(auth: DocumentOptions['auth']): string[] {
  * stream (3.2's `itemSchema`), so the media type carries `x-events`: the schema of each event's
  * `data` by event name (`message`: the action's `output`, `done`, `error`: the envelopes).
  */
-function streamResponse(action: Action): Schema {
+function streamResponse(service: Service, action: Action): Schema {
   const event = embeddable(outputJsonSchema(action)) ?? {}
+  // A declared error (\`Fail\`) after the start is an error event with its own envelope, as its JSON answer is.
+  const declared = describeErrors(`${service.name}.${action.name}`, action.errors)
+  const error = declared ? { anyOf: [ref('ErrorEnvelope'), ...declared.map(declaredEnvelope)] } : ref('ErrorEnvelope')
   return {
     schema: {
       type: 'string',
       description:
         'Server-Sent Events. Each yielded value is `id: <n>`, `event: message`, `data: <JSON>`; the stream ends with `event: done` (the success envelope of the final value) or `event: error` (the error envelope); `: keep-alive` comments while idle.',
     },
-    'x-events': { message: event, done: { type: 'object', properties: { status: { type: 'boolean', const: true }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } }, required: ['status', 'message', 'data'] }, error: ref('ErrorEnvelope') },
+    'x-events': { message: event, done: { type: 'object', properties: { status: { type: 'boolean', const: true }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } }, required: ['status', 'message', 'data'] }, error },
   }
 }
 
@@ -112,16 +148,20 @@ function operationOf(service: Service, action: Action, options: DocumentOptions,
     ? { 'multipart/form-data': { schema: uploadForm } }
     : { 'application/json': { schema: jsonBody(action) } }
   const streaming = isStreamingAction(action)
-  const answer = streaming ? { 'text/event-stream': streamResponse(action) } : { 'application/json': { schema: successSchema(action) } }
+  const answer = streaming ? { 'text/event-stream': streamResponse(service, action) } : { 'application/json': { schema: successSchema(action) } }
   return {
     operationId,
     summary: action.description,
     tags: [service.name],
-    requestBody: { required: Boolean(action.isSpecial), content },
-    responses: {
-      '200': { description: messages.executed(service.name, action.name), content: answer },
-      ...errorResponses(action.isProtected === true, options.rateLimited, streaming),
-    },
+    requestBody: { required: true, content },
+    responses: withDeclaredErrors(
+      {
+        '200': { description: messages.executed(service.name, action.name), content: answer },
+        ...errorResponses(action.isProtected === true, options.rateLimited, streaming),
+      },
+      service,
+      action,
+    ),
     ...(security ? { security } : {}),
   }
 }

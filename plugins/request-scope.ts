@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { createRequestStore, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
 import { abortReason, abortReasons } from '../lib/cancellation.js'
-import { pathOf } from './paths.js'
+import { routedPath, routerPathOptionsOf } from './paths.js'
 import { concern } from './concern.js'
 
 /** The `rest` value of a request store: the request being served. */
@@ -18,7 +18,7 @@ export interface RestRequestContext {
 export type ActionsRequest = FastifyRequest & {
   /** A request header by case-insensitive name (Hono's `c.req.header`). */
   header(name: string): string | undefined
-  /** The path of the URL, without the query string. */
+  /** The path the router routes on: `%XX` decoded, without the query string or fragment (plugins/paths.ts). */
   readonly path: string
 }
 
@@ -65,9 +65,10 @@ export function setupRequestScope(app: FastifyInstance, context: ServerContext<a
     })
   }
   if (!app.hasRequestDecorator('path')) {
+    const router = routerPathOptionsOf(app)
     app.decorateRequest('path', {
       getter(this: FastifyRequest) {
-        return pathOf(this.url)
+        return routedPath(this.url, router)
       },
     })
   }

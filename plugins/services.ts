@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isVisibleToRest, type Action } from '../lib/action.js'
-import type { ServerContext } from '../lib/context.js'
+import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
-import type { Engine } from '../lib/engine.js'
+import type { Authenticator, Engine } from '../lib/engine.js'
 import { toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
+import { declarationOf } from '../lib/declared-errors.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
@@ -15,6 +16,8 @@ import { acceptsEventStream, compileEventWriters, createStreamRegistry, sendStre
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
+import { requestStoreOf } from './request-scope.js'
+import { discardRest } from './unread-body.js'
 import { concern } from './concern.js'
 
 /**
@@ -29,6 +32,8 @@ export type MultipartReader = (request: FastifyRequest, reply: FastifyReply, rou
 export interface ActionRoute {
   service: string
   action: string
+  /** The action is protected: its route authenticates in `onRequest`, before the body is read. */
+  isProtected?: boolean
 }
 
 /** The uploads side of the endpoint; without it a multipart body is a 415. */
@@ -54,6 +59,8 @@ export interface ServicesPluginOptions {
   streams?: ResolvedStreams
   /** The client key of a request (the rate limiter's), for `streams.maxPerClient`; none without rate limiting. */
   clientKey?: (request: FastifyRequest) => string
+  /** The auth plugin's authenticator (with `auth`): a protected action's route verifies the caller before reading the body. */
+  authenticate?: Authenticator
 }
 
 /**
@@ -116,19 +123,21 @@ function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, 
 }
 
 /**
- * An `Ok` envelope through the action's compiled output serializer: only declared fields are written.
- * A value that does not match its schema is a 500 (logged), never a partial or leaking body.
+ * An `Ok` envelope through the action's compiled output serializer, or a declared error's through its
+ * data schema's: only declared fields are written. A value that does not match its schema is a 500
+ * (logged), never a partial or leaking body.
  */
-function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string): Answer {
+function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string, declared?: { code: string; status: number }): Answer {
   let json: string
   try {
     json = serializer(body)
   } catch (error) {
-    const failure = fail.outputMismatch(name, (error as Error).message)
+    const reason = (error as Error).message
+    const failure = declared ? fail.errorDataMismatch(name, declared.code, reason) : fail.outputMismatch(name, reason)
     reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
     return failureAnswer(reply, failure)
   }
-  reply.code(200).type('application/json; charset=utf-8')
+  reply.code(declared?.status ?? 200).type('application/json; charset=utf-8')
   return json
 }
 
@@ -210,14 +219,20 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       const serializer = serializers.get(`${service}\u0000${action}`)
       if (serializer) return serializedAnswer(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
     }
+    if (!result.ok) {
+      const declared = declarationOf(result)
+      if (declared) return serializedAnswer(reply, declared.serialize, toExternalResponse(result, service, action), `${service}.${action}`, declared)
+    }
     return answerWith(reply, status, toExternalResponse(result, service, action))
   }
 
   /** A per-action route: the body is the payload; then the very same dispatch as `intent: execute`. */
   function executeRoute(route: ActionRoute) {
     return (request: FastifyRequest, reply: FastifyReply) => {
-      // No body at all is an empty payload: the action's validation decides whether that is enough.
-      const payload = request.body ?? {}
+      // No body (what sendBeacon or a no-cors fetch sends, without a Content-Type) and JSON `null` are
+      // refused as on the one endpoint, whose `payload` is required: an action without input takes `{}`.
+      const payload = request.body
+      if (payload === undefined || payload === null) return failureAnswer(reply, fail.invalidBody())
       const external = { intent: 'execute', service: route.service, action: route.action, payload }
       const errors = checkExternalRequest(external)
       if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
@@ -225,6 +240,10 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     }
   }
   const routes: ActionRoute[] = options.actionRoutes ? visibleActions(engine) : []
+  // The route knows its action from the path: a protected one turns an anonymous caller away before
+  // a byte of the body is read (the engine verifies again, as for the one endpoint).
+  const authenticate = options.authenticate
+  const routeOptions = (route: ActionRoute) => (route.isProtected && authenticate ? { onRequest: requireAuth(authenticate, context) } : {})
 
   const path = `${baseUrl}/services`
   // Returns the answer (or a promise of it): Fastify sends it once the handler, and its scope, are done.
@@ -235,7 +254,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   })
-  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit }, executeRoute(route))
+  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit, ...routeOptions(route) }, executeRoute(route))
 
   const multipart = options.multipart
   if (!multipart) return
@@ -248,7 +267,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
     })
     for (const route of routes) {
-      scope.post(actionRoutePath(baseUrl, route.service, route.action), { constraints: { [multipartConstraint.name]: true } }, async (request, reply) => {
+      scope.post(actionRoutePath(baseUrl, route.service, route.action), { constraints: { [multipartConstraint.name]: true }, ...routeOptions(route) }, async (request, reply) => {
         const parsed = await read(request, reply, route)
         return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
       })
@@ -259,8 +278,18 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
 /** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */
 export function visibleActions(engine: Engine): ActionRoute[] {
   return engine.getServices().value.flatMap((service) =>
-    service.actions.filter(isVisibleToRest).map((action) => ({ service: service.name, action: action.name })),
+    service.actions.filter(isVisibleToRest).map((action) => ({ service: service.name, action: action.name, isProtected: action.isProtected === true })),
   )
+}
+
+/** A protected route's `onRequest`: the 401 envelope before the body is read; the unread rest is thrown away, then the connection closed. */
+function requireAuth(authenticate: Authenticator, context: ServerContext<any>) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const auth = await runInRequestScope(requestStoreOf(request, reply, context), () => authenticate(context))
+    if (auth.ok) return
+    discardRest(request, reply)
+    return sendFailure(reply, auth)
+  }
 }
 
 /** The services endpoint and the per-action routes (uploads inside) as the plugin `fastify-actions-services`. */

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fastJson from 'fast-json-stringify'
 import { isStreamingAction, type Service } from '../lib/action.js'
 import { abortReasons } from '../lib/cancellation.js'
-import { errorEnvelope, toExternalResponse, toJson } from '../lib/envelope.js'
+import { declarationOf } from '../lib/declared-errors.js'
+import { errorEnvelope, failureData, toExternalResponse, toJson } from '../lib/envelope.js'
 import { fail, isFailure, type Failure } from '../lib/errors.js'
 import { outputJsonSchema } from '../lib/output.js'
 import type { Result } from '../lib/result.js'
@@ -70,7 +71,17 @@ function errorFrame(reply: FastifyReply, failure: Result<unknown, string> & { ok
   if (isFailure(failure) && (failure.detail !== undefined || failure.code === 'FA_ERR_INTERNAL' || failure.code === 'FA_ERR_NOT_A_RESULT' || failure.code === 'FA_ERR_OUTPUT_MISMATCH')) {
     reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
   }
-  return frame('error', errorEnvelope(failure.error, isFailure(failure) ? failure.data : {}))
+  const envelope = errorEnvelope(failure.error, failureData(failure))
+  // A declared error (`Fail`): `{ code, ...data }` through its compiled serializer, as its JSON answer is.
+  const declared = declarationOf(failure)
+  if (!declared) return frame('error', envelope)
+  try {
+    return `event: error\ndata: ${declared.serialize(envelope)}\n\n`
+  } catch (error) {
+    const mismatch = fail.errorDataMismatch(name, declared.code, (error as Error).message)
+    reply.log.error({ code: mismatch.code, action: name }, mismatch.detail ?? mismatch.error)
+    return frame('error', errorEnvelope(mismatch.error, mismatch.data))
+  }
 }
 
 /** The open streams of one app: closed with an error event when it shuts down. */

@@ -1,6 +1,5 @@
 import multipart, { type MultipartFile } from '@fastify/multipart'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import { Socket } from 'node:net'
 import type { Action } from '../lib/action.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Engine } from '../lib/engine.js'
@@ -13,6 +12,7 @@ import { checkContentType } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
 import { guardMultipart, MultipartRefused } from './multipart-guard.js'
+import { discardRest } from './unread-body.js'
 import type { ActionRoute, MultipartReader, MultipartSupport } from './services.js'
 
 export interface UploadsOptions {
@@ -55,10 +55,6 @@ function toStreamLimits(limits: UploadLimits) {
   }
 }
 
-/** After an answer sent before the body was read to its end: how much more to read and throw away before closing. */
-const LINGER_BYTES = 4 * 1024 * 1024
-const LINGER_MS = 2000
-
 /**
  * Sets up multipart bodies on the services endpoint. The returned function runs inside the
  * services plugin's scope: @fastify/multipart is registered there and nowhere else.
@@ -67,7 +63,9 @@ export function setupUploads({ settings, multipartLimit, engine, diagnostics }: 
   const limits = toStreamLimits(settings.limits)
   return {
     async register(scope: FastifyInstance): Promise<MultipartReader> {
-      await scope.register(multipart, { limits, throwFileSizeLimit: false })
+      // An app that registered @fastify/multipart above this scope already parses multipart/form-data
+      // (registering it again would fail): its parser is reused, with these limits given per request.
+      if (!scope.hasContentTypeParser('multipart/form-data')) await scope.register(multipart, { limits, throwFileSizeLimit: false })
       return (request, reply, route) => readUpload(request, reply, engine, settings, multipartLimit, diagnostics, route)
     },
     /** `enforceContentType` for JSON bodies; multipart bodies are checked by the reader once it knows the action. */
@@ -188,7 +186,8 @@ async function readForm(request: FastifyRequest, settings: UploadSettings, multi
   const stopAtFile = (limit: 'maxFiles' | 'maxFileSize' | 'maxTotalSize') =>
     stop(validateUploads(form.files, settings) ?? limitExceeded(limit, settings, form.files))
   try {
-    for await (const part of request.parts()) {
+    // The options are given per request too, for a host's own @fastify/multipart (whose types omit `throwFileSizeLimit`, which it reads).
+    for await (const part of request.parts({ limits: toStreamLimits(limits), throwFileSizeLimit: false } as Parameters<FastifyRequest['parts']>[0])) {
       received++
       // The guard refuses a nameless part from its headers; this holds should a part slip past it.
       if (typeof part.fieldname !== 'string' || part.fieldname === '') {
@@ -296,39 +295,4 @@ function readFailure(error: unknown, files: readonly FileReceipt[], settings: Up
     default:
       return fail.multipartInvalid()
   }
-}
-
-/**
- * When the answer goes out before the body was read to its end: stop parsing, throw away what the
- * client still sends (so it can read the answer: closing a socket with unread input resets it),
- * and close the connection after LINGER_BYTES or LINGER_MS, whichever comes first. A body that
- * ends within them leaves the connection open for the next request.
- */
-function discardRest(request: FastifyRequest, reply: FastifyReply): void {
-  const raw = request.raw
-  raw.unpipe()
-  // `inject` has no connection to manage; HTTP/1 only, where the socket is this request's alone.
-  if (raw.complete || !(raw.socket instanceof Socket) || raw.httpVersionMajor !== 1) return
-  let left = LINGER_BYTES
-  let timer: NodeJS.Timeout | undefined
-  const close = () => {
-    done()
-    raw.socket?.destroy()
-  }
-  const done = () => {
-    clearTimeout(timer)
-    raw.off('data', onData).off('end', done).off('close', done)
-  }
-  const onData = (chunk: Buffer) => {
-    left -= chunk.length
-    if (left < 0 && reply.raw.writableFinished) close()
-  }
-  raw.on('data', onData).once('end', done).once('close', done)
-  reply.raw.once('finish', () => {
-    if (raw.complete) return done()
-    if (left < 0) return close()
-    timer = setTimeout(close, LINGER_MS)
-    timer.unref()
-  })
-  raw.resume()
 }

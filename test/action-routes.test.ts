@@ -109,10 +109,23 @@ t.test('per-action routes answer exactly as intent: execute', async (t) => {
     })
   }
 
-  t.test('a route without a body runs with an empty payload', async (t) => {
-    const response = await app.inject({ method: 'POST', url: '/api/services/other/ping' })
-    t.equal(response.statusCode, 200)
-    t.same(response.json(), { status: true, message: messages.executed('other', 'ping'), data: { result: 'pong' } })
+  t.test('a route without a body, or with JSON null, is refused as the endpoint refuses it; {} runs', async (t) => {
+    const refused = { status: false, message: messages.invalidBody, data: {} }
+    for (const [name, options] of [
+      ['no body, no content type', {}],
+      ['no body, a JSON content type', { headers: { 'content-type': 'application/json' } }],
+      ['JSON null', { headers: { 'content-type': 'application/json' }, payload: 'null' }],
+    ] as const) {
+      const response = await app.inject({ method: 'POST', url: '/api/services/other/ping', ...options })
+      t.equal(response.statusCode, 400, name)
+      t.same(response.json(), refused, name)
+    }
+    const upload = await app.inject({ method: 'POST', url: '/api/services/files/flat' })
+    t.equal(upload.statusCode, 400, 'an upload action without its form does not run')
+    t.same(upload.json(), refused)
+    const empty = await app.inject({ method: 'POST', url: '/api/services/other/ping', payload: {} })
+    t.equal(empty.statusCode, 200, 'an action without input takes {}')
+    t.same(empty.json(), { status: true, message: messages.executed('other', 'ping'), data: { result: 'pong' } })
   })
   t.test('a body that is not an object is a 400 naming /payload', async (t) => {
     const response = await app.inject({ method: 'POST', url: '/api/services/other/ping', headers: { 'content-type': 'application/json' }, payload: '[1]' })

@@ -80,7 +80,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 const denied = (reason: string) => ({ status: false, message: messages.authFailed(reason), data: {} })
 
 t.test('defaults', async (t) => {
-  t.same(DEFAULTS.auth, { method: 'header', headerName: 'authorization', cookieName: 'auth_token', algorithms: ['HS256'] })
+  t.same(DEFAULTS.auth, { method: 'header', headerName: 'authorization', cookieName: 'auth_token', algorithms: ['HS256'], expiresIn: '1h' })
 })
 
 t.test('the attack matrix: every bad token is a 401 envelope and neither the global handler nor the action runs', async (t) => {

@@ -108,8 +108,21 @@ async function run(t: TapTest) {
     await page.click('#login')
     await page.waitForSelector('#tasks > li .files li')
     const afterLogin = await page.locator('#tasks > li .title').allTextContents()
+
+    // Deleted meanwhile (another tab): tasks.delete answers its declared NOT_FOUND and the page says so by its code.
+    const id = await page.getAttribute('#tasks > li', 'data-id')
+    const elsewhere = await fetch(`${apiOrigin}/api/services`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ intent: 'execute', service: 'tasks', action: 'delete', payload: { id } }),
+    })
+    await page.click('#tasks > li .delete')
+    await page.waitForSelector('#status.error')
+    const alreadyGone = await page.textContent('#status')
+    await page.waitForSelector('#tasks > li', { state: 'detached' })
     await context.close()
-    return { ...shown, afterLogin }
+    // The model's message starts with its log id (`[<id>] Task not found`), which differs per run.
+    return { ...shown, afterLogin, deletedElsewhere: elsewhere.status, alreadyGone: alreadyGone?.replace(/\[[^\]]+\] /, '[log id] ') }
   }
 
   const expected = (user: string) => ({
@@ -122,6 +135,8 @@ async function run(t: TapTest) {
     cookieVisibleToScript: '',
     failures: [],
     afterLogin: ['Water the plants'],
+    deletedElsewhere: 200,
+    alreadyGone: 'Already gone: [log id] Task not found (NOT_FOUND)',
   })
 
   t.test('served by the example server: log in, add a task, attach files, see them after a reload', async (t) => {

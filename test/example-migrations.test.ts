@@ -1,7 +1,10 @@
 import t from 'tap'
 import { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
+import pg from 'pg'
 import { setupDatabase } from '../example/db.js'
+import { openPostgres, postgresSkipReason } from './helpers/postgres.js'
 
 // The example's tables come from drizzle-kit migrations (example/drizzle/), applied by drizzle-orm's
 // migrator at start-up: on a new database, again (nothing to do), and on a database that the
@@ -40,4 +43,20 @@ t.test('a database made by the earlier hand-written setup keeps its tasks', asyn
   t.same(await tablesOf(client), ['attachments', 'tasks', 'users'])
   const { rows } = await client.query<{ title: string }>('select title from tasks')
   t.same(rows, [{ title: 'kept' }])
+})
+
+t.test('instances starting together on one PostgreSQL apply the migrations once (an advisory lock)', { skip: postgresSkipReason() }, async (t) => {
+  const database = await openPostgres()
+  t.teardown(() => database.close())
+  const schema = database.schema!
+  // One pool per "instance", as three processes of a fleet would have.
+  const pools = [1, 2, 3, 4].map(() => {
+    const pool = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path=${schema}` })
+    t.teardown(() => pool.end())
+    return pool
+  })
+  const results = await Promise.all(pools.map((pool) => setupDatabase(drizzlePg({ client: pool }))))
+  t.same(results, pools.map(() => ({ ok: true, value: null })), 'every instance starts')
+  const { rows } = await pools[0].query<{ count: number }>(`select count(*)::int as count from "${schema}".__drizzle_migrations`)
+  t.equal(rows[0].count, 1, 'one migration recorded')
 })

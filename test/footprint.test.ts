@@ -42,6 +42,7 @@ await new Promise((r) => setTimeout(r, 100))
 await server.close()
 console.log('ANSWERS ' + JSON.stringify(answers))
 console.log('LOADED ' + JSON.stringify([...seen]))
+console.log('BUILTINS ' + JSON.stringify(process.moduleLoadList.filter((name) => name.startsWith('NativeModule ')).map((name) => name.slice(13))))
 `
 
 /** Runs the probe with extra `rest` and top-level config; its answers and the modules it resolved. */
@@ -60,6 +61,8 @@ async function runProbe(t: Test, rest: object = {}, config: object = {}) {
   return {
     answers: JSON.parse(/^ANSWERS (.*)$/m.exec(stdout)![1]) as Array<[number, { status: boolean; message: string; data: Record<string, unknown> }]>,
     loaded: JSON.parse(/^LOADED (.*)$/m.exec(stdout)![1]) as string[],
+    /** Node's own modules the process loaded (`process.moduleLoadList`). */
+    builtins: JSON.parse(/^BUILTINS (.*)$/m.exec(stdout)![1]) as string[],
   }
 }
 
@@ -90,4 +93,15 @@ t.test('without a database no Drizzle module loads (each costs about 1 MiB of RS
   // The SQL builders are imported on a model's first query (lib/db/drizzle.ts); entity kinds, columns and
   // table names are read through Drizzle's global symbols. Each Drizzle module re-reads its 180 KB package.json.
   t.same(loaded.filter((path) => path.startsWith('drizzle-orm/')), [])
+})
+
+t.test("no ES import of node:http: it would load Node's bundled undici (about 15 MiB of RSS on Node 24 and 26)", async (t) => {
+  // On Node 24 and 26 \`import … from 'node:http'\` builds the module namespace from every export, which
+  // runs http's lazy getters (WebSocket, CloseEvent, …) and loads undici, worker_threads' internals and the
+  // web streams (plugins/errors.ts reads STATUS_CODES through process.getBuiltinModule instead). Node 20
+  // has no such getters: there the check holds either way.
+  const { answers, builtins } = await runProbe(t)
+  t.same(answers[0][0], 200)
+  t.ok(builtins.includes('http'), 'the probe sees the builtins it loads')
+  t.same(builtins.filter((name) => name.includes('undici')), [])
 })

@@ -74,7 +74,7 @@ t.test('a client that trickles its headers (slowloris) is cut off with the 408 e
   let timer: NodeJS.Timeout | undefined
   t.teardown(() => clearInterval(timer))
   const answer = await rawExchange(port, (socket) => {
-    socket.write('POST /api/services HTTP/1.1\r\nHost: x\r\n')
+    socket.write('POST /api/services HTTP/1.1\r\nHost: localhost\r\n')
     let n = 0
     timer = setInterval(() => socket.writable && socket.write(`X-Header-${n++}: still coming\r\n`), 50)
     socket.on('close', () => clearInterval(timer))
@@ -87,7 +87,7 @@ t.test('a declared body over the limit is refused with the 413 envelope before i
   const port = await listening(t)
   // Only the headers and one byte go out: the answer cannot wait for the 100 MiB.
   const answer = await rawExchange(port, (socket) => {
-    socket.write(`POST /api/services HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n{`)
+    socket.write(`POST /api/services HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n{`)
   })
   t.equal(answer.status, 413)
   t.match(answer.headers, /\r\nconnection: close/i)
@@ -105,7 +105,7 @@ t.test('a chunked body that grows past the limit is cut off with the 413 envelop
       answered = true
       socket.end()
     })
-    socket.write('POST /api/services HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n')
+    socket.write('POST /api/services HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n')
     const send = () => {
       if (answered || !socket.writable || sent >= most) return
       sent++
@@ -123,7 +123,7 @@ t.test("headers: a request within Node's 16 KiB is served, one beyond it is the 
   const request = (filler: number) =>
     rawExchange(port, (socket) =>
       socket.end(
-        `POST /api/services HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+        `POST /api/services HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${Buffer.byteLength(echoBody)}\r\nX-Filler: ${'a'.repeat(filler)}\r\n\r\n${echoBody}`,
       ),
     )

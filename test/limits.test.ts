@@ -12,7 +12,7 @@ function trickle(port: number, everyMs: number, maxMs: number): Promise<{ answer
     let timer: NodeJS.Timeout | undefined
     const give_up = setTimeout(() => socket.destroy(), maxMs)
     socket.on('connect', () => {
-      socket.write('POST /api/services HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{')
+      socket.write('POST /api/services HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{')
       timer = setInterval(() => socket.writable && socket.write(' '), everyMs)
     })
     socket.on('data', (chunk) => (answer += chunk))

@@ -39,11 +39,21 @@ async function run(t: TapTest) {
   const page = await context.newPage()
   const errors: string[] = []
   page.on('pageerror', (error) => errors.push(error.message))
+  // The page is served with a Content-Security-Policy: anything it blocks shows here.
+  const blocked: string[] = []
+  page.on('console', (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) blocked.push(message.text())
+  })
 
   const refused = await page.goto(`${origin}/api/reference/`)
   t.equal(refused?.status(), 403, 'without the secret the page is refused')
 
-  await page.goto(`${origin}/api/reference?discoverySecret=page-secret`)
+  const shown = await page.goto(`${origin}/api/reference?discoverySecret=page-secret`)
+  const headers = shown!.headers()
+  t.match(headers['content-security-policy'], /script-src 'self' 'nonce-[A-Za-z0-9+/=]{24}'.*frame-ancestors 'none'/, 'the page carries its CSP')
+  t.equal(headers['cache-control'], 'no-store', 'behind the secret the page is never stored')
+  t.equal(headers['x-content-type-options'], 'nosniff')
+  t.equal(headers['referrer-policy'], 'no-referrer')
   t.match(page.url(), /\/api\/reference\/\?discoverySecret=page-secret(#.*)?$/, 'the redirect to the page keeps the secret')
   for (const summary of ['One person by id', 'How many people', 'Find by name', 'No schema at all', 'The caller (protected)', 'Upload an avatar', 'Echoes a title and a count']) {
     await page.getByText(summary, { exact: false }).first().waitFor({ timeout: 20_000 })
@@ -63,4 +73,5 @@ async function run(t: TapTest) {
   t.same(outside, [], 'no request left loopback')
   t.ok(loopback.some((line) => line.endsWith('/api/reference/js/scalar.js')), 'the script came from this server')
   t.same(errors, [], 'no page errors')
+  t.same(blocked, [], 'the CSP blocked nothing the page needs')
 }

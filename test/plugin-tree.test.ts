@@ -31,6 +31,7 @@ function everything(staticDir: string): ServerConfig {
 const ORDER = [
   'fastify-actions-errors',
   'fastify-actions-request-scope',
+  'fastify-actions-hosts',
   'fastify-actions-cors',
   'fastify-actions-load-shedding',
   'fastify-actions-rate-limit',
@@ -75,7 +76,7 @@ t.test('optional concerns that are off are not registered', async (t) => {
   await server.rest!.app.ready()
   t.same(
     concerns(server.rest!.app.printPlugins()).map((entry) => entry.name),
-    ['fastify-actions-errors', 'fastify-actions-request-scope', 'fastify-actions-cors', 'fastify-actions-middleware', 'fastify-actions-services', 'fastify-actions-uploads'],
+    ['fastify-actions-errors', 'fastify-actions-request-scope', 'fastify-actions-hosts', 'fastify-actions-cors', 'fastify-actions-middleware', 'fastify-actions-services', 'fastify-actions-uploads'],
   )
   t.notOk(server.rest!.app.hasPlugin('fastify-actions-auth'))
 })

@@ -126,7 +126,8 @@ t.test('two registrations side by side, each with its own engine, context, auth 
 
   t.ok(one.jwt && two.jwt, 'each registration has its own signer')
   const token1 = one.jwt!.sign({ sub: 'ada' })
-  t.same(one.jwt!.verify(token1), { sub: 'ada', iat: one.jwt!.verify<{ iat: number }>(token1).iat })
+  const claims1 = one.jwt!.verify<{ iat: number; exp: number }>(token1)
+  t.same(claims1, { sub: 'ada', iat: claims1.iat, exp: claims1.iat + 3600 }, 'auth.expiresIn defaults to one hour')
   t.throws(() => two.jwt!.verify(token1))
   const who1 = await execute(app, '/v1/api/services', 'who', 'whoami', {}, { authorization: `Bearer ${token1}` })
   t.same([who1.statusCode, who1.json().data], [200, { server: 'one', user: 'ada', same: true }], 'getContext() in a request is the serving registration’s')

@@ -296,3 +296,17 @@ t.test('a failing store lets requests through and logs the outage once, then the
   ])
   t.equal(server.calls.count, 4)
 })
+
+t.test('GET /status is not rate limited: a load balancer checking it is not refused for the traffic of others', async (t) => {
+  const server = await limitedServer(t, { limit: 2, windowMs: 60_000 }, { serverName: 'limited', rest: { enableStatus: true } })
+  // Health checks carry no client key: they share `unknown-client` with every other such request.
+  for (let i = 0; i < 5; i++) {
+    const check = await server.app.inject({ method: 'GET', url: '/status' })
+    t.equal(check.statusCode, 200, `check ${i + 1} answers 200`)
+    t.same(check.json(), { status: true, message: messages.running('limited'), data: {} })
+    t.equal(check.headers['ratelimit-limit'], undefined, 'no rate-limit headers on /status')
+  }
+  // The same key is limited everywhere else, and /status stays up after it.
+  t.same([(await ping(server.app)).statusCode, (await ping(server.app)).statusCode, (await ping(server.app)).statusCode], [200, 200, 429])
+  t.equal((await server.app.inject({ method: 'GET', url: '/status' })).statusCode, 200)
+})

@@ -5,7 +5,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import Fastify from 'fastify'
 import Type from 'typebox'
-import { createAction, Err, fastifyActions, Ok, type Service } from '../lib/index.js'
+import { createAction, Err, Fail, fastifyActions, Ok, type Service } from '../lib/index.js'
 import { createOtelInstrument, spanAttributes as A, TRACER_NAME } from '../lib/tracing.js'
 import { buildServer, execute } from './helpers/server.js'
 
@@ -32,7 +32,8 @@ const main = createAction({
   },
 })
 const refuses = createAction({ name: 'refuses', description: 'Err', handler: () => Err('nope') })
-const service: Service = { name: 'svc', description: 'traced', actions: [addTag, flaky, wrap, main, refuses] }
+const declares = createAction({ name: 'declares', description: 'A declared error', errors: { NOT_FOUND: { status: 404 } }, handler: () => Fail('NOT_FOUND') })
+const service: Service = { name: 'svc', description: 'traced', actions: [addTag, flaky, wrap, main, refuses, declares] }
 
 const info = { service: 'svc', action: 'main', intent: 'execute' } as const
 
@@ -88,6 +89,14 @@ t.test('with a provider', async (t) => {
     t.same(refused.status, { code: SpanStatusCode.ERROR, message: 'FA_ERR_ACTION_FAILED' })
     t.equal(invalid.name, 'svc.main')
     t.equal(invalid.attributes[A.errorCode], 'FA_ERR_VALIDATION')
+  })
+
+  t.test('a declared error carries its declared code', async (t) => {
+    exporter.reset()
+    t.equal((await execute(server.app, 'svc', 'declares')).statusCode, 404)
+    const [declared] = exporter.getFinishedSpans()
+    t.same(declared.attributes, { [A.service]: 'svc', [A.action]: 'declares', [A.intent]: 'execute', [A.outcome]: 'error', [A.errorCode]: 'NOT_FOUND' })
+    t.same(declared.status, { code: SpanStatusCode.ERROR, message: 'NOT_FOUND' })
   })
 
   t.test('an execution inside an active span (an HTTP span from @fastify/otel, say) is its child', async (t) => {

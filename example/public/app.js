@@ -1,7 +1,7 @@
 // The example page: one ES module that calls the server through fastify-actions/client.
 // The API's address comes from the page's own <meta name="api-base-url"> (never from the URL, so a
 // link cannot point the login form at another server); a copy on another origin names the full URL.
-import { createClient } from './client.js'
+import { createClient, isDeclaredError } from './client.js'
 
 const meta = document.querySelector('meta[name="api-base-url"]')
 const baseUrl = new URL(meta?.content || '/api', location.href).href
@@ -15,8 +15,9 @@ function show(text, isError = false) {
   $('status').className = isError ? 'error' : ''
 }
 
-/** An Err's text, with the validation details when there are some. */
+/** An Err's text: a declared error with its code (the action's own, e.g. NOT_FOUND), else with the validation details when there are some. */
 function explain(error) {
+  if (isDeclaredError(error)) return `${error.message} (${error.code})`
   const details = Array.isArray(error.data?.errors) ? error.data.errors.map((issue) => `${issue.path || 'input'} ${issue.message}`) : []
   return details.length > 0 ? `${error.message}: ${details.join(', ')}` : error.message
 }
@@ -55,7 +56,17 @@ function renderTasks(tasks, files) {
       show(`Attached ${uploaded.value.items.map((file) => file.name).join(', ')}`)
       await refresh()
     })
-    item.append(title, attached, form)
+    // tasks.delete declares NOT_FOUND: deleted meanwhile (another tab), the page says so by its code.
+    const remove = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Delete' })
+    remove.className = 'delete'
+    remove.addEventListener('click', async () => {
+      const deleted = await client.tasks.delete({ id: task.id })
+      if (!deleted.ok && deleted.error.code !== 'NOT_FOUND') return show(explain(deleted.error), true)
+      if (!deleted.ok) show(`Already gone: ${explain(deleted.error)}`, true)
+      else show(`Deleted "${deleted.value.title}"`)
+      await refresh()
+    })
+    item.append(title, attached, form, remove)
     list.append(item)
   }
 }

@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { and, desc, eq } from 'drizzle-orm'
 import Type from 'typebox'
-import { createAction, createModel, createService, Err, getContext, handleError, Ok, UploadedFiles } from '../../lib/index.js'
+import { createAction, createModel, createService, Err, Fail, getContext, handleError, messages, Ok, UploadedFiles, type Result } from '../../lib/index.js'
 import type { Db } from '../db.js'
 import { attachments, tasks } from '../schema.js'
 
@@ -15,6 +15,20 @@ const { insert, update, select } = taskModel.schemas
 const Id = Type.Object({ id: select.properties.id }, { additionalProperties: false })
 
 export const signInRequired = 'This action needs a signed-in user: log in first (account.login)'
+
+/**
+ * The declared error of the actions that name one task: callers tell "no such task" apart by its code
+ * (`error.code === 'NOT_FOUND'`), get a 404, and read the id back from `error.data.id`.
+ */
+const taskErrors = { NOT_FOUND: { status: 404, message: messages.notFound('task'), data: Type.Object({ id: Type.String() }) } }
+
+/**
+ * The model answers an unknown id with its `Task not found` Err (after a log id when a logger is set):
+ * here it is NOT_FOUND, with the model's text as its message so the log id stays in it.
+ */
+function orNotFound<T>(id: string, result: Result<T, string>) {
+  return !result.ok && result.error.endsWith(messages.notFound('task')) ? Fail('NOT_FOUND', { id }, result.error) : result
+}
 
 const create = createAction({
   name: 'create',
@@ -30,7 +44,8 @@ const get = createAction({
   name: 'get',
   description: 'Reads one task by id',
   validation: Id,
-  handler: (data) => taskModel.findById(data.id),
+  errors: taskErrors,
+  handler: async (data) => orNotFound(data.id, await taskModel.findById(data.id)),
 })
 
 const list = createAction({
@@ -60,14 +75,16 @@ const change = createAction({
     },
     { additionalProperties: false },
   ),
-  handler: ({ id, data }) => taskModel.update({ id, data }),
+  errors: taskErrors,
+  handler: async ({ id, data }) => orNotFound(id, await taskModel.update({ id, data })),
 })
 
 const remove = createAction({
   name: 'delete',
   description: 'Deletes a task and answers it',
   validation: Id,
-  handler: (data) => taskModel.delete(data.id),
+  errors: taskErrors,
+  handler: async (data) => orNotFound(data.id, await taskModel.delete(data.id)),
 })
 
 const claim = createAction({
@@ -75,10 +92,11 @@ const claim = createAction({
   description: 'Makes the signed-in user the owner of a task (JWT)',
   isProtected: true,
   validation: Id,
-  handler: (data, context) => {
+  errors: taskErrors,
+  handler: async (data, context) => {
     const user = context.getUser()
     if (!user) return Err(signInRequired)
-    return taskModel.update({ id: data.id, data: { ownerId: user.userId } })
+    return orNotFound(data.id, await taskModel.update({ id: data.id, data: { ownerId: user.userId } }))
   },
 })
 

@@ -79,3 +79,18 @@ export class StreamError extends Error implements ClientError {
 
 /** The message of a thrown value, which need not be an Error. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * True for an action's declared error (the server answered `Fail(code, …)`), false for a transport
+ * failure (`FA_CLIENT_*`), a framework failure or a plain `Err`. On a typed call it narrows the error
+ * to the action's declared errors.
+ */
+export function isDeclaredError<E extends ClientError | { code?: string; data: Record<string, unknown> }>(error: E): error is DeclaredErrorIn<E> {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && !code.startsWith('FA_') && (error as { data?: Record<string, unknown> }).data?.code === code
+}
+
+/** The declared members of an error union (any declared error, for an untyped call). */
+export type DeclaredErrorIn<E> = [Extract<E, { code: string; data: { code: string } }>] extends [never]
+  ? E & { code: string; data: { code: string } }
+  : Extract<E, { code: string; data: { code: string } }>

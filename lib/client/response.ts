@@ -60,6 +60,8 @@ function toResult(response: Response, text: string, unwrapValue: boolean): Clien
   }
   if (body.status && response.ok) return Ok(unwrapValue ? unwrap(body.data) : body.data)
   const error: ClientError = { status: false, message: body.message, data: body.data, httpStatus }
+  // A declared error sends its code in `data` (`{ code: 'NOT_FOUND', ... }`): it becomes the error's code.
   if (typeof body.code === 'string') error.code = body.code
+  else if (typeof body.data.code === 'string') error.code = body.data.code
   return Err(error)
 }

@@ -56,7 +56,9 @@ export function openEventStream(response: Response, control: StreamControl): { s
       return 'done'
     }
     const error: ClientError = { status: false, message: envelope.message, data: envelope.data, httpStatus: response.status }
+    // A declared error (`Fail`) sends its code in `data`, as a refusal's envelope does (response.ts).
     if (typeof envelope.code === 'string') error.code = envelope.code
+    else if (typeof envelope.data.code === 'string') error.code = envelope.data.code
     throw fail(error)
   }
 

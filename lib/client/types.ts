@@ -1,5 +1,5 @@
-import type { EventOf, FinalOf, IsHiddenFromRest, IsStreamingAction, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
-import type { ClientError } from './errors.js'
+import type { ErrorsOf, EventOf, FinalOf, IsHiddenFromRest, IsStreamingAction, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
+import type { ClientError, ClientErrorCode } from './errors.js'
 import type { FileInput } from './files.js'
 import type { Result } from './result.js'
 
@@ -29,14 +29,14 @@ export interface DiscoveryOptions extends CallOptions {
  * connection, the call's `signal`) ends the loop with a thrown `StreamError` that carries the
  * message and the code, as a `ClientError` does.
  */
-export interface EventStream<E, F = unknown> extends AsyncIterable<E> {
+export interface EventStream<E, F = unknown, Er = ClientError> extends AsyncIterable<E> {
   /**
    * Settles once the stream has ended (the loop ran to its end, or the stream was closed): `Ok` with
    * the handler's return value (unwrapped as a call's value is, `{}` when it returns nothing), or
    * the `Err` that ended the loop. Never rejects. Events nobody reads are never received: await it
    * after the loop, or drain the stream first.
    */
-  readonly final: Promise<ClientResult<F>>
+  readonly final: Promise<Result<F, Er>>
   /** The `id` of the last event received (`''` before the first). */
   readonly lastEventId: string
   /** Ends the request now; the loop, if one is running, ends without an error. Safe to call twice. */
@@ -88,7 +88,7 @@ export type OutputFor<A> = Delivered<Json<OutputOf<A>>>
  * What a streaming action's call gives: its events as JSON delivers what the handler yields (the
  * `output` schema's type when it has one), its final value unwrapped like a call's value.
  */
-export type StreamFor<A> = EventStream<Json<EventOf<A>>, FinalFor<A>>
+export type StreamFor<A> = EventStream<Json<EventOf<A>>, FinalFor<A>, ErrorFor<A>>
 
 /** A generator that returns nothing ends with `data: {}`. */
 type FinalFor<A> = [FinalOf<A>] extends [void] ? Record<string, never> : Delivered<Json<FinalOf<A>>>
@@ -123,10 +123,40 @@ type UploadActions<S> = ActionsOf<S> extends infer A
     : never
   : never
 
+/**
+ * A declared error as the client receives it: `code` is the declared code and `data` the error's
+ * data with the code beside it (`{ code: 'NOT_FOUND', id: 't-9' }`).
+ */
+export interface DeclaredError<C extends string = string, D extends object = Record<string, unknown>> extends ClientError {
+  code: C
+  data: D & { code: C }
+}
+
+/**
+ * Every other error of a call to an action that declares errors: a `FA_CLIENT_*` code (no answer, or no
+ * envelope), or no code (a framework failure such as `Validation failed`, or the handler's plain `Err`).
+ */
+export interface UndeclaredError extends Omit<ClientError, 'code'> {
+  code?: ClientErrorCode
+}
+
+/** The declared errors of an action, one member per code, so `error.code === 'NOT_FOUND'` narrows `error.data`. */
+export type DeclaredErrorOf<A> = { [C in keyof ErrorsOf<A> & string]: DeclaredError<C, DeclaredDataShape<ErrorsOf<A>[C]>> }[keyof ErrorsOf<A> & string]
+
+// A declaration without a data schema sends the code alone.
+type DeclaredDataShape<D> = [NonNullable<D>] extends [Record<string, never>] ? {} : Json<NonNullable<D>> & object
+
+/** The error side of a typed call: `ClientError` for an action without declared errors, else its declared errors or an `UndeclaredError`. */
+export type ErrorFor<A> = [DeclaredErrorOf<A>] extends [never] ? ClientError : DeclaredErrorOf<A> | UndeclaredError
+
+/** What a typed call resolves to. */
+/** What a typed call resolves to: for a streaming action, its `EventStream`. */
+export type ActionResult<A> = Result<CallValue<A>, ErrorFor<A>>
+
 /** One typed call: the payload may be left out when the schema requires nothing. */
 export type ActionCall<A> = {} extends PayloadOf<A>
-  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<CallValue<A>>>
-  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ClientResult<CallValue<A>>>
+  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
+  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
 
 /** `client.<service>`: one method per action reachable over REST with a JSON body. */
 export type ServiceClient<S> = { [A in JsonActions<S> as NameOf<A>]: ActionCall<A> }

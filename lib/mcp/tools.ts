@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { isStreamingAction, isVisibleToRest, type Action } from '../action.js'
 import type { Engine } from '../engine.js'
+import { declarationOf, type CompiledError } from '../declared-errors.js'
 import { ErrConfig, isFailure } from '../errors.js'
-import { isPlainObject, toJson } from '../envelope.js'
+import { failureData, isPlainObject, toJson } from '../envelope.js'
 import { messages } from '../messages.js'
 import { compileEnvelopeSerializer, outputJsonSchema, type EnvelopeSerializer } from '../output.js'
 import type { Result } from '../result.js'
@@ -142,6 +143,8 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
  */
 export function toToolResult(result: Result<unknown, string>, target: ToolTarget): CallToolResult {
   if (!result.ok) {
+    const declared = declarationOf(result)
+    if (declared) return declaredToolResult(result, declared, target)
     const content: CallToolResult['content'] = [{ type: 'text', text: result.error }]
     if (isFailure(result) && Object.keys(result.data).length > 0) content.push({ type: 'text', text: toJsonText(result.data) })
     return { isError: true, content }
@@ -152,6 +155,24 @@ export function toToolResult(result: Result<unknown, string>, target: ToolTarget
   const answer: CallToolResult = { content: [{ type: 'text', text }] }
   if (target.structured === 'object' && isPlainObject(value)) answer.structuredContent = JSON.parse(text) as Record<string, unknown>
   else if (target.structured === 'wrapped') answer.structuredContent = { result: JSON.parse(text) as unknown }
+  return answer
+}
+
+/**
+ * A declared error: `isError`, its message, then `{ code, ...data }` (written through its schema) as JSON
+ * text and, for a tool without an `outputSchema`, as `structuredContent`. A tool with one keeps it out:
+ * the MCP TypeScript SDK's client (1.x) checks an error's structuredContent against the outputSchema
+ * and throws (modelcontextprotocol/typescript-sdk#1943).
+ */
+function declaredToolResult(result: Result<unknown, string> & { ok: false }, declared: CompiledError, target: ToolTarget): CallToolResult {
+  let data: Record<string, unknown>
+  try {
+    data = JSON.parse(declared.serialize({ status: false, message: result.error, data: failureData(result) })).data as Record<string, unknown>
+  } catch {
+    return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+  }
+  const answer: CallToolResult = { isError: true, content: [{ type: 'text', text: result.error }, { type: 'text', text: toJsonText(data) }] }
+  if (!target.structured) answer.structuredContent = data
   return answer
 }
 

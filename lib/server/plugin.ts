@@ -4,8 +4,10 @@ import { concern } from '../../plugins/concern.js'
 import type { TokenSigner } from '../../plugins/auth.js'
 import { corsPlugin } from '../../plugins/cors.js'
 import { errorsPlugin } from '../../plugins/errors.js'
+import { hostsPlugin } from '../../plugins/hosts.js'
 import { MiddlewareRegistry, middlewarePlugin, type Middleware } from '../../plugins/middleware.js'
 import { openApiPlugin } from '../../plugins/openapi.js'
+import { routerPathOptionsOf } from '../../plugins/paths.js'
 import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
 import { requestScopePlugin } from '../../plugins/request-scope.js'
 import type { PressureProbe } from '../../plugins/under-pressure.js'
@@ -16,7 +18,8 @@ import { staticPlugin } from '../../plugins/static.js'
 import { statusPlugin } from '../../plugins/status.js'
 import { setupUploads } from '../../plugins/uploads.js'
 import { runOnBoot } from '../boot.js'
-import { createContext, setCurrentContext, type ServerContext } from '../context.js'
+import { createContext, getRequestStore, setCurrentContext, type ServerContext } from '../context.js'
+import type { RestRequestContext } from '../../plugins/request-scope.js'
 import { thrownMessage } from '../db/errors.js'
 import { createDiagnostics, type Diagnostics } from '../diagnostics.js'
 import { createEngine, type Authenticator, type Engine } from '../engine.js'
@@ -85,7 +88,7 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
     onBeforeActionHandler: config.onBeforeActionHandler,
     onAfterActionHandler: config.onAfterActionHandler,
     actionTimeout: config.actionTimeout,
-    thrownMessage,
+    thrownMessage: config.exposeErrors ? thrownMessage : hiddenThrownMessage(logger),
     instrument: createOtelInstrument(),
   })
   // Protected actions fail closed: without a REST interface there is no request to read a token from.
@@ -95,6 +98,24 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
   return { config, context, engine, diagnostics }
 }
 
+let hiddenIds = 0
+
+/**
+ * `exposeErrors: false` (the default in production): a thrown exception answers a generic text with
+ * the request id, and its own text goes to the log under that id (always, whatever `diagnostics` is).
+ */
+function hiddenThrownMessage(logger: ServiceLogger | undefined): (error: unknown) => string {
+  const log = createDiagnostics(true, logger)
+  return (error) => {
+    const request = (getRequestStore()?.rest as RestRequestContext | undefined)?.req
+    const id = request ? String(request.id) : `fa-thrown-${(++hiddenIds).toString(36)}`
+    const detail = thrownMessage(error)
+    request?.log.error({ err: error, reqId: id }, `action threw: ${detail}`)
+    log.error('executeAction', `action threw (request id ${id}): ${detail}`, { requestId: id, stack: (error as Error | undefined)?.stack })
+    return messages.internalWithId(id)
+  }
+}
+
 /**
  * `isProtected` only takes effect with `auth` (the specification): without it those actions run for
  * anyone. Said once at boot, whatever `diagnostics` is: through the logger, else the console.
@@ -102,6 +123,16 @@ export function buildCore(config: ResolvedConfig, logger: ServiceLogger | undefi
 function warnUnprotected(config: ResolvedConfig, logger: ServiceLogger | undefined): void {
   const names = config.services.flatMap((service) => service.actions.filter((action) => action.isProtected).map((action) => `${service.name}.${action.name}`))
   if (names.length > 0) createDiagnostics(true, logger).warn('createServer', messages.protectedWithoutAuth(names.join(', ')))
+}
+
+/**
+ * Discovery off or behind its secret hides the action list from REST, but MCP's `tools/list` is the
+ * same list: turning MCP on would publish it silently. Said once at boot, whatever `diagnostics` is.
+ */
+function warnMcpListing(rest: NonNullable<ResolvedConfig['rest']>, logger: ServiceLogger | undefined): void {
+  if (!rest.mcp || rest.mcp.requireAuth) return
+  const discovery = !rest.discovery.enabled ? 'rest.discovery is off' : rest.discovery.secret ? 'rest.discovery needs its secret' : undefined
+  if (discovery) createDiagnostics(true, logger).warn('createServer', messages.mcpListsHiddenActions(discovery))
 }
 
 /** A part's own `diagnostics` switch when given, else the server's. */
@@ -126,24 +157,32 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   const logger = loggerFor(config, app)
   const diagnostics = scoped(core, rest.diagnostics, logger)
   const baseUrl = `${app.prefix}${rest.baseUrl}`
-  const middleware = new MiddlewareRegistry()
+  const middleware = new MiddlewareRegistry(routerPathOptionsOf(app))
   let pressure: PressureProbe | undefined
   let auth: { jwt: TokenSigner; authenticate: Authenticator } | undefined
 
   // Fastify has one 404 handler per prefix: a plugin registered without a prefix leaves the app's to its owner.
   await app.register(errorsPlugin, { baseUrl, diagnostics, notFound: ownsApp || app.prefix !== '' })
   await app.register(requestScopePlugin, { context })
-  if (rest.cors) await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors })
+  // Before everything else: a rebound name (DNS rebinding) gets nothing, not even CORS headers.
+  await app.register(hostsPlugin, { allowedHosts: rest.allowedHosts })
+  if (rest.cors) {
+    // Plugin mode in an app that has @fastify/cors above it: that registration's hook already answers
+    // for these routes (a second one would fail on its decorator), so its policy is reused, with a warning.
+    if (!ownsApp && app.hasRequestDecorator('corsPreflightEnabled')) createDiagnostics(true, logger).warn('fastifyActions', messages.hostCors)
+    else await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors, mcp: rest.mcp !== undefined, ownRoutesOnly: !ownsApp })
+  }
   // After CORS, so a browser can read the 503; before everything that costs work.
   if (rest.underPressure) await app.register((await import('../../plugins/under-pressure.js')).loadSheddingPlugin, { ...rest.underPressure, expose: (probe) => (pressure = probe) })
   if (rest.rateLimiting) await app.register((await import('../../plugins/rate-limit.js')).rateLimitPlugin, { config: rest.rateLimiting, diagnostics: scoped(core, rest.rateLimiting.diagnostics, logger) })
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
   await app.register(middlewarePlugin, { registry: middleware, context })
-  if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, expose: (parts) => (auth = parts) })
+  if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, context, expose: (parts) => (auth = parts) })
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, streams: rest.streams, clientKey: streamClientKey(rest) })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate, streams: rest.streams, clientKey: streamClientKey(rest) })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
-  if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate })
+  if (rest.mcp) warnMcpListing(rest, logger)
+  if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })
   printUrlsOnListen(app, rest, ownsApp)
 

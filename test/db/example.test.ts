@@ -35,7 +35,8 @@ async function exampleSuite(t: TapTest, db: Db) {
   })
   t.teardown(() => server.close())
   const { app } = server
-  const notFound = () => ({ status: false, message: `[log-${entries.length}] ${messages.notFound('task')}`, data: {} })
+  // The example declares NOT_FOUND (404) on the actions that name one task; the message keeps the model's log id.
+  const notFound = (id: string) => ({ status: false, message: `[log-${entries.length}] ${messages.notFound('task')}`, data: { code: 'NOT_FOUND', id } })
 
   t.test('the setup step is idempotent', async (t) => {
     t.same(await setupDatabase(db), { ok: true, value: null }, 'onBoot ran it once already')
@@ -69,8 +70,8 @@ async function exampleSuite(t: TapTest, db: Db) {
       data: { id, title: 'Buy milk', notes: '2 litres', done: false, ownerId: null, createdAt: found.body.data.createdAt },
     })
     const missing = await execute(app, 'tasks', 'get', { id: MISSING_ID })
-    t.equal(missing.statusCode, 400)
-    t.same(missing.body, notFound(), 'the Err of handleError: the log id, then the message')
+    t.equal(missing.statusCode, 404)
+    t.same(missing.body, notFound(MISSING_ID), 'the log id, then the message; the declared code and the id')
     t.match(entries.at(-1), { atFunction: 'task.findById', message: messages.notFound('task'), data: { id: MISSING_ID } })
     const malformed = await execute(app, 'tasks', 'get', { id: 'abc' })
     t.equal(malformed.statusCode, 400)
@@ -106,8 +107,8 @@ async function exampleSuite(t: TapTest, db: Db) {
     t.equal(empty.statusCode, 400)
     t.match(empty.body, { status: false, message: messages.validationFailed })
     const missing = await execute(app, 'tasks', 'update', { id: MISSING_ID, data: { done: true } })
-    t.equal(missing.statusCode, 400)
-    t.same(missing.body, notFound())
+    t.equal(missing.statusCode, 404)
+    t.same(missing.body, notFound(MISSING_ID))
   })
 
   t.test('delete', async (t) => {
@@ -115,10 +116,10 @@ async function exampleSuite(t: TapTest, db: Db) {
     t.equal(deleted.statusCode, 200)
     t.match(deleted.body, { status: true, message: executed('delete'), data: { id, title: 'Buy milk' } })
     const again = await execute(app, 'tasks', 'delete', { id })
-    t.equal(again.statusCode, 400)
-    t.same(again.body, notFound())
+    t.equal(again.statusCode, 404)
+    t.same(again.body, notFound(id))
     const gone = await execute(app, 'tasks', 'get', { id })
-    t.same(gone.body, notFound())
+    t.same(gone.body, notFound(id))
   })
 
   t.test('claim and mine: protected; without auth configured they ask for a signed-in user', async (t) => {

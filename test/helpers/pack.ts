@@ -91,7 +91,7 @@ async function listFiles(dir: string): Promise<string[]> {
 async function sourceKey(): Promise<string> {
   const hash = createHash('sha256').update(`node ${process.versions.node.split('.')[0]}\n`)
   const top = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE', 'CHANGELOG.md']
-  const files = [...top.map((f) => join(repoRoot, f)), ...(await listFiles(join(repoRoot, 'lib'))), ...(await listFiles(join(repoRoot, 'plugins')))]
+  const files = [...top.map((f) => join(repoRoot, f)), ...(await listFiles(join(repoRoot, 'lib'))), ...(await listFiles(join(repoRoot, 'plugins'))), ...(await listFiles(join(repoRoot, 'template')))]
   for (const file of files.sort()) {
     if (!existsSync(file)) continue
     hash.update(relative(repoRoot, file)).update('\0').update(await readFile(file)).update('\0')

@@ -21,6 +21,9 @@ export interface TestDatabase {
   readonly db: PgDatabase<PgQueryResultHKT>
   /** Runs SQL (several statements allowed). */
   exec: (sql: string) => Promise<void>
+  /** PostgreSQL only: the server's connection string and the schema the tests' tables live in. */
+  readonly url?: string
+  readonly schema?: string
   close: () => Promise<void>
 }
 
@@ -31,7 +34,7 @@ const START_TIMEOUT_MS = 30_000
 const STOP_TIMEOUT_MS = 10_000
 
 /** The directory of `initdb` and `postgres`: $PG_BIN, else the newest /usr/lib/postgresql/<version>/bin. */
-function postgresBin(): string | undefined {
+export function postgresBin(): string | undefined {
   const has = (dir: string) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres'))
   if (process.env.PG_BIN) return has(process.env.PG_BIN) ? process.env.PG_BIN : undefined
   const root = '/usr/lib/postgresql'
@@ -182,6 +185,8 @@ export async function openPostgres(): Promise<TestDatabase> {
   return {
     kind: 'postgres',
     db: drizzlePg({ client: pool }),
+    url,
+    schema,
     exec: async (sql) => void (await pool.query(sql)),
     async close() {
       await pool.end()

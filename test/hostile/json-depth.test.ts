@@ -81,3 +81,32 @@ t.test('exceedsDepth counts nesting, not brackets', async (t) => {
   t.equal(exceedsDepth('{"a":[{"b":[]}]}  ', 3), true)
   t.equal(exceedsDepth(`{"a":[{"b":[]}]}${' '.repeat(100)}`, 3), true)
 })
+
+t.test('exceedsDepth agrees with a plain character-by-character scan on random text (strings, escapes, brackets)', async (t) => {
+  const fc = await import('fast-check')
+  // The reference: the scan exceedsDepth did before its strings were skipped with a native search.
+  const reference = (text: string, max: number) => {
+    let depth = 0
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]
+      if (c === '"') {
+        for (i++; i < text.length; i++) {
+          if (text[i] === '\\') i++
+          else if (text[i] === '"') break
+        }
+      } else if (c === '{' || c === '[') {
+        if (++depth > max) return true
+      } else if (c === '}' || c === ']') depth--
+    }
+    return false
+  }
+  const piece = fc.constantFrom('{', '}', '[', ']', '"', '\\', '\\"', '\\\\', '"\\\\"', 'a', 'é', '€', ',', ':', '1', ' ', '{"k":', '[[', ']]')
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 60 }), fc.integer({ min: 0, max: 6 }), (pieces, max) => {
+      const text = pieces.join('')
+      return exceedsDepth(text, max) === reference(text, max)
+    }),
+    { numRuns: 20_000 },
+  )
+  t.pass('20,000 random texts agree')
+})

@@ -34,13 +34,20 @@ async function runFixture(t: Test, name: string): Promise<any> {
   return line ? JSON.parse(line.slice('RESULT '.length)) : {}
 }
 
-t.test('the tarball holds the build, README, LICENSE, CHANGELOG and nothing else', async (t) => {
-  const top = packed.files.filter((f) => !f.startsWith('dist/'))
+t.test('the tarball holds the build, the project template, README, LICENSE, CHANGELOG and nothing else', async (t) => {
+  const top = packed.files.filter((f) => !f.startsWith('dist/') && !f.startsWith('template/'))
   t.same(top.sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json'])
+  // The template `fastify-actions new` copies: real files, its dotfiles shipped without the dot (npm pack drops .gitignore).
+  const template = packed.files.filter((f) => f.startsWith('template/'))
+  for (const file of ['template/project/package.json', 'template/project/gitignore', 'template/project/src/config.ts', 'template/project/test/tasks.test.ts', 'template/auth/src/services/account/login.ts']) {
+    t.ok(template.includes(file), file)
+  }
+  t.same(template.filter((f) => !/^template\/(project|auth)\//.test(f)), [], 'the template has two layers: project and auth')
   const dist = packed.files.filter((f) => f.startsWith('dist/'))
   t.same(dist.filter((f) => !/^dist\/(lib|plugins)\//.test(f)), [], 'only dist/lib and dist/plugins')
-  t.same(packed.files.filter((f) => /(^|\/)(test|bench|\.ci|example|docs|fixtures)\//.test(f)), [], 'no tests, benchmarks, CI files, example or docs')
-  t.same(packed.files.filter((f) => /\.tsbuildinfo$|\.test\.|(?<!\.d)\.ts$/.test(f)), [], 'no .tsbuildinfo, no TypeScript sources, no test files')
+  const own = packed.files.filter((f) => !f.startsWith('template/'))
+  t.same(own.filter((f) => /(^|\/)(test|bench|\.ci|example|docs|fixtures)\//.test(f)), [], 'no tests, benchmarks, CI files, example or docs (the template\'s own tests aside)')
+  t.same(own.filter((f) => /\.tsbuildinfo$|\.test\.|(?<!\.d)\.ts$/.test(f)), [], 'no .tsbuildinfo, no TypeScript sources, no test files (outside the template)')
   t.same(dist.filter((f) => !/\.(js|d\.ts)$/.test(f)), [], 'compiled JavaScript and declarations only (no source maps)')
   const js = dist.filter((f) => f.endsWith('.js'))
   t.ok(js.includes('dist/lib/index.js'), 'the entry is there')

@@ -16,7 +16,7 @@ import { packAndInstall, run, type PackedInstall } from '../helpers/pack.js'
 t.setTimeout(900_000)
 
 const serverServices = `import Type from 'typebox'
-import { createAction, createService, Err, Ok } from 'fastify-actions'
+import { createAction, createService, Err, Fail, Ok } from 'fastify-actions'
 
 const create = createAction({
   name: 'create',
@@ -30,7 +30,14 @@ const list = createAction({
   description: 'Lists tasks',
   handler: (_data, context) => Ok({ items: [{ id: 't-1', title: 'x' }], by: context.getAuth()?.userId ?? null }),
 })
-export const services = [createService({ name: 'tasks', description: 'Tasks', actions: [create, list] })]
+const get = createAction({
+  name: 'get',
+  description: 'A task, or its declared NOT_FOUND',
+  validation: Type.Object({ id: Type.String() }),
+  errors: { NOT_FOUND: { status: 404, data: Type.Object({ id: Type.String() }) } },
+  handler: (data) => (data.id === 't-1' ? Ok({ id: 't-1' }) : Fail('NOT_FOUND', { id: data.id })),
+})
+export const services = [createService({ name: 'tasks', description: 'Tasks', actions: [create, list, get] })]
 `
 
 const clientProgram = `import { createClient, type ClientResult } from 'fastify-actions/client'
@@ -62,6 +69,16 @@ if (created.ok) {
   // @ts-expect-error: the output has no such field
   created.value.priority
 }
+// Declared errors, typed across installs: the code narrows the data.
+const got = await api.tasks.get({ id: 't-2' })
+if (!got.ok && got.error.code === 'NOT_FOUND') {
+  const missing: string = got.error.data.id
+  // @ts-expect-error: NOT_FOUND's data has no such field
+  got.error.data.title
+  console.log(missing)
+}
+// @ts-expect-error: not a code of tasks.get
+if (!got.ok && got.error.code === 'CONFLICT') console.log('never')
 `
 
 const tsconfig = {

@@ -1,0 +1,140 @@
+/** The project a command runs in: its root, its own packages (resolved from there) and its config. */
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { CliError } from './errors.js'
+
+interface Manifest {
+  dependencies?: Record<string, string>
+  devDependencies?: Record<string, string>
+  exports?: unknown
+  main?: string
+}
+
+function readManifest(file: string): Manifest | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Manifest
+  } catch {
+    return undefined
+  }
+}
+
+/** The nearest folder at or above `from` whose package.json depends on fastify-actions. */
+export function findProjectRoot(from: string = process.cwd()): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    const manifest = readManifest(join(dir, 'package.json'))
+    if (manifest && (manifest.dependencies?.['fastify-actions'] || manifest.devDependencies?.['fastify-actions'])) return dir
+    if (dirname(dir) === dir) break
+  }
+  throw new CliError('not in a fastify-actions project: no package.json with fastify-actions as a dependency here or above')
+}
+
+/** The `import` (else `default`) target of one `exports` entry. */
+function pickTarget(entry: unknown): string | undefined {
+  if (typeof entry === 'string') return entry
+  if (entry && typeof entry === 'object') {
+    for (const condition of ['import', 'node', 'default']) {
+      const target = pickTarget((entry as Record<string, unknown>)[condition])
+      if (target) return target
+    }
+  }
+  return undefined
+}
+
+/** `exports` of a package for a subpath (`.`, `./esm/api`, `./server/stdio.js` through `./*`). */
+function resolveExports(exports: unknown, subpath: string): string | undefined {
+  if (typeof exports === 'string' || (exports && typeof exports === 'object' && !Object.keys(exports).some((key) => key.startsWith('.')))) {
+    return subpath === '.' ? pickTarget(exports) : undefined
+  }
+  const map = (exports ?? {}) as Record<string, unknown>
+  if (Object.hasOwn(map, subpath)) return pickTarget(map[subpath])
+  for (const [key, value] of Object.entries(map)) {
+    const star = key.indexOf('*')
+    if (star < 0) continue
+    const head = key.slice(0, star)
+    const tail = key.slice(star + 1)
+    if (subpath.startsWith(head) && subpath.endsWith(tail) && subpath.length >= head.length + tail.length) {
+      const target = pickTarget(value)
+      if (target) return target.replace('*', subpath.slice(head.length, subpath.length - tail.length))
+    }
+  }
+  return undefined
+}
+
+/**
+ * The file URL ESM resolution gives `specifier` imported from the project's root: the project's
+ * own copy of a package (its `import` condition), never the CLI's.
+ */
+export function resolveFromProject(root: string, specifier: string): string {
+  const parts = specifier.split('/')
+  const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
+  const subpath = specifier === name ? '.' : `./${specifier.slice(name.length + 1)}`
+  for (let dir = root; ; dir = dirname(dir)) {
+    const folder = join(dir, 'node_modules', name)
+    const manifest = readManifest(join(folder, 'package.json'))
+    if (manifest) {
+      const target = manifest.exports !== undefined ? resolveExports(manifest.exports, subpath) : subpath === '.' ? (manifest.main ?? 'index.js') : subpath
+      if (!target) break
+      return pathToFileURL(join(folder, target)).href
+    }
+    if (dirname(dir) === dir) break
+  }
+  throw new CliError(`cannot find ${specifier} in this project: run npm install (${name} must be in its dependencies)`)
+}
+
+/** Imports a module the way the project itself would. */
+export async function importFromProject<T>(root: string, specifier: string): Promise<T> {
+  return (await import(resolveFromProject(root, specifier))) as T
+}
+
+let tsxRegistered = false
+
+/**
+ * Loads the project's config module (`src/config.ts` unless `--config`) through the project's own
+ * tsx, and answers its default export.
+ */
+export async function loadConfig(root: string, configOption: string | undefined): Promise<Record<string, unknown>> {
+  const file = resolve(root, configOption ?? join('src', 'config.ts'))
+  if (!existsSync(file)) throw new CliError(`config file not found: ${configOption ?? 'src/config.ts'}`)
+  if (!tsxRegistered) {
+    const tsx = await importFromProject<{ register: () => unknown }>(root, 'tsx/esm/api')
+    tsx.register()
+    tsxRegistered = true
+  }
+  const module = (await import(pathToFileURL(file).href)) as { default?: unknown }
+  const config = module.default
+  if (!config || typeof config !== 'object' || !Array.isArray((config as { services?: unknown }).services)) {
+    throw new CliError(`${configOption ?? 'src/config.ts'} must export the server config (with services) as its default export`)
+  }
+  return config as Record<string, unknown>
+}
+
+/** The project's own fastify-actions, where createServer and the config's services come from. */
+export interface ProjectLibrary {
+  createServer: (config: Record<string, unknown>) => Promise<{
+    rest?: { app: { inject: (options: Record<string, unknown>) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }> } }
+    close: () => Promise<void>
+  }>
+}
+
+/**
+ * Builds the project's server without listening: no service table, a fresh instance, and no
+ * `onBoot` (no migrations) unless `boot`. `rest` defaults to what `list`, `openapi` and `mcp` need.
+ */
+export async function buildProjectServer(
+  root: string,
+  config: Record<string, unknown>,
+  rest: (rest: Record<string, any>) => Record<string, unknown>,
+  options: { boot?: boolean } = {},
+) {
+  const library = await importFromProject<ProjectLibrary>(root, 'fastify-actions')
+  const server = await library.createServer({
+    ...config,
+    onBoot: options.boot ? config.onBoot : undefined,
+    logServices: false,
+    forceNewInstance: true,
+    rest: rest((config.rest as Record<string, any> | undefined) ?? {}),
+  })
+  if (!server.rest) throw new CliError('the server has no REST interface')
+  return { server, app: server.rest.app }
+}

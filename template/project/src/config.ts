@@ -1,0 +1,51 @@
+// auth:start
+import { randomBytes } from 'node:crypto'
+// auth:end
+import type { ServerConfig } from 'fastify-actions'
+import { Redis } from 'ioredis'
+import { migrateDatabase, openDatabase, type Db } from './db/client.js'
+import { services } from './services/index.js'
+
+// The server's config: src/server.ts gives it to createServer, and the fastify-actions CLI reads it
+// (`npx fastify-actions list`, `openapi`, `mcp`). Settings come from the environment (.env.example).
+
+const env = process.env
+const production = env.NODE_ENV === 'production'
+if (production && !env.DISCOVERY_SECRET) {
+  throw new Error('DISCOVERY_SECRET must be set when NODE_ENV=production (explore, schema and the OpenAPI document need it)')
+}
+// auth:start
+if (production && !env.JWT_SECRET) throw new Error('JWT_SECRET must be set when NODE_ENV=production (it signs the login tokens)')
+// auth:end
+
+/** PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
+export const database = openDatabase(env)
+
+/** Rate-limit counters shared by every instance through Redis when REDIS_URL is set. */
+export const redis = env.REDIS_URL ? new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 }) : undefined
+
+const config = {
+  serverName: '{{name}}',
+  services,
+  resources: { database: database.db },
+  // Migrations run at every start, on PGlite and PostgreSQL alike.
+  onBoot: { fn: () => migrateDatabase(database.db) },
+  // auth:start
+  // Tokens from account.login / account.signup; a random secret per start unless JWT_SECRET is set.
+  auth: { secret: env.JWT_SECRET || randomBytes(32).toString('base64url'), method: 'header' },
+  // auth:end
+  rest: {
+    baseUrl: '/api',
+    host: env.HOST ?? '127.0.0.1',
+    port: Number(env.PORT ?? 8000),
+    allowedOrigins: (env.ALLOWED_ORIGINS ?? 'http://localhost:3000').split(',').map((origin) => origin.trim()).filter(Boolean),
+    enableStatus: true,
+    // explore/schema and the OpenAPI document: open in development, behind DISCOVERY_SECRET in production.
+    discovery: { enabled: true, secret: env.DISCOVERY_SECRET || undefined },
+    openapi: { enabled: true, info: { title: '{{name}}', version: '0.1.0' } },
+    mcp: { enabled: true },
+    rateLimiting: { limitingHeader: 'x-api-key', limit: Number(env.RATE_LIMIT ?? 1000), windowMs: 60_000, ...(redis ? { redis } : {}) },
+  },
+} satisfies ServerConfig<Db>
+
+export default config

@@ -1,0 +1,35 @@
+import { createServer } from 'fastify-actions'
+import config, { database, redis } from './config.js'
+
+// `npm start`: builds the server from src/config.ts and listens on HOST:PORT (127.0.0.1:8000).
+// SIGTERM (docker stop) and Ctrl-C let in-flight requests finish, then close the database.
+
+console.log(`Database: ${database.description}`)
+const server = await createServer(config)
+const { host, port } = config.rest
+try {
+  // PORT=0 picks a free port: the line below names the one taken.
+  console.log(`Listening on ${await server.rest.app.listen({ host, port })}`)
+} catch (error) {
+  console.error(`Cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
+  await database.close()
+  process.exit(1)
+}
+
+let closing = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    if (closing) return
+    closing = true
+    server
+      .close()
+      .then(() => Promise.all([database.close(), redis?.quit()]))
+      .then(
+        () => {
+          console.log('Server closed')
+          process.exit(0)
+        },
+        () => process.exit(1),
+      )
+  })
+}

@@ -131,6 +131,7 @@ export const messages = {
   tooManyStreams: (max: number) => `Too many open streams for this client (at most ${max})`,
   streamDuration: (name: string, ms: number) => `Stream '${name}' ended after its longest duration of ${ms}ms`,
   shuttingDown: 'Server is shutting down',
+  streamAsHook: (hook: string, owner: string) => `Hook '${hook}' of action '${owner}' is a streaming action; a hook must answer once`,
   streamNotIterable: (what: string) => `'${what}' is a streaming action but did not return an AsyncIterable`,
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",

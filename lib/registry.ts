@@ -1,5 +1,6 @@
 import { isStreamingAction, type Action, type HookRef, type Service } from './action.js'
-import { ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
+import { ErrConfig, ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
+import { messages } from './messages.js'
 import { compileValidator, type Validator } from './validation.js'
 
 export interface CompiledHook {
@@ -53,6 +54,8 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
   const resolve = (owner: CompiledAction, ref: HookRef): CompiledHook => {
     const target = registry.get(ref.service)?.actions.get(ref.action)
     if (!target) throw new ErrUnknownHook(`${ref.service}.${ref.action}`, owner.name)
+    // A hook answers once; a streaming action cannot be one.
+    if (target.stream) throw new ErrConfig(messages.streamAsHook(target.name, owner.name))
     return { ref, name: target.name, target }
   }
   for (const { actions } of registry.values()) {

@@ -404,3 +404,12 @@ t.test('a streaming action cannot be a hook: refused at boot', async (t) => {
   const user = createAction({ name: 'user', description: '', hooks: { before: [{ service: 'streams', action: 'count', isCritical: true }] }, handler: () => Ok({}) })
   await t.rejects(buildServer({ services: [streams, createService({ name: 'other', description: '', actions: [user] })] }), { code: 'FA_ERR_CONFIG', message: messages.streamAsHook('streams.count', 'other.user') })
 })
+
+t.test('app.inject reads a whole finite stream (tests need no socket)', async (t) => {
+  const server = await buildServer({ services: [streams] })
+  t.teardown(() => server.close())
+  const response = await server.app.inject({ method: 'POST', url: '/api/services', headers: { accept: 'text/event-stream' }, payload: endpoint('count', { n: 1 }) })
+  t.equal(response.statusCode, 200)
+  t.equal(response.headers['content-type'], 'text/event-stream; charset=utf-8')
+  t.equal(response.body, `id: 0\nevent: message\ndata: {"i":0}\n\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 0 } })}\n\n`)
+})

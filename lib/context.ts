@@ -106,7 +106,8 @@ export function currentCancellation(): Cancellation | undefined {
  */
 export function captureScope(): <R>(fn: () => R) => R {
   const scope = scopeStorage.getStore()
-  return (fn) => (scope ? scopeStorage.run(scope, fn) : fn())
+  // Already inside it (a consumer that pulls from within the scope): no new run per pull.
+  return (fn) => (scope && scopeStorage.getStore() !== scope ? scopeStorage.run(scope, fn) : fn())
 }
 
 const requestScopedKeys = new Set(['rest', 'ws', 'rpc'])

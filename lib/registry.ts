@@ -67,6 +67,8 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
   const resolve = (owner: CompiledAction, ref: HookRef): CompiledHook => {
     const target = registry.get(ref.service)?.actions.get(ref.action)
     if (!target) throw new ErrUnknownHook(`${ref.service}.${ref.action}`, owner.name)
+    // A hook answers once; a streaming action cannot be one.
+    if (target.stream) throw new ErrConfig(messages.streamAsHook(target.name, owner.name))
     return { ref, name: target.name, target }
   }
   for (const { actions } of registry.values()) {

@@ -49,16 +49,21 @@ export interface StreamParts {
 }
 
 
-/** The engine's half of a streaming execution (lib/engine.ts makes it once the gate passed). */
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+/**
+ * The engine's half of a streaming execution (lib/engine.ts makes it once the gate passed). One pull
+ * costs the generator's own promise and one `then`: no wrapper promise, no timer per event.
+ */
 export function createActionStream(parts: StreamParts): ActionStream {
   const { cancellation, timeout, inScope } = parts
   let iterator: AsyncIterator<unknown, unknown> | undefined
   let ended = false
   let settle!: (result: Result<unknown, string>) => void
   const result = new Promise<Result<unknown, string>>((resolve) => (settle = resolve))
-  // Wakes a pull that waits on the generator when the stream is closed or falls silent too long.
-  let interrupt: ((failure: ErrResult<string>) => void) | undefined
   let timer: NodeJS.Timeout | undefined
+  // While a pull waits on the generator: when it started (for the silence timeout).
+  let waiting = false
   let pullStarted = 0
 
   const end = (outcome: Result<unknown, string> | Promise<Result<unknown, string>>) => {
@@ -82,10 +87,8 @@ export function createActionStream(parts: StreamParts): ActionStream {
   const close = (failure?: ErrResult<string>, why: string = abortReasons.closed) => {
     if (ended) return
     const reason = abortReason(why)
-    failure ??= Err(reason.message)
     cancellation.abort(reason)
-    end(failure)
-    interrupt?.(failure)
+    end(failure ?? Err(reason.message))
     stopGenerator()
   }
 
@@ -93,41 +96,44 @@ export function createActionStream(parts: StreamParts): ActionStream {
   const watch = () => {
     if (!timeout || ended) return
     const waited = Date.now() - pullStarted
-    if (interrupt && waited >= timeout) {
-      const failure = fail.actionTimeout(parts.name, timeout)
+    if (waiting && waited >= timeout) {
       cancellation.abort(abortReason(abortReasons.timeout(timeout)))
-      end(failure)
-      interrupt(failure)
+      end(fail.actionTimeout(parts.name, timeout))
       stopGenerator()
       return
     }
-    timer = setTimeout(watch, interrupt ? timeout - waited : timeout)
+    timer = setTimeout(watch, waiting ? timeout - waited : timeout)
     timer.unref?.()
   }
 
-  async function next(): Promise<IteratorResult<unknown>> {
-    if (ended) return { done: true, value: undefined }
-    let step: IteratorResult<unknown, unknown>
-    try {
-      iterator ??= inScope(() => parts.iterable[Symbol.asyncIterator]())
-      const pending = inScope(() => iterator!.next())
-      pullStarted = timeout ? Date.now() : 0
-      step = await new Promise<IteratorResult<unknown, unknown> | ErrResult<string>>((resolve, reject) => {
-        interrupt = resolve
-        Promise.resolve(pending).then(resolve, reject)
-      }).finally(() => (interrupt = undefined)) as IteratorResult<unknown, unknown>
-    } catch (error) {
-      if (ended) return { done: true, value: undefined }
-      cancellation.abort(abortReason(abortReasons.closed))
-      end(Err(parts.thrownMessage(error)))
-      return { done: true, value: undefined }
-    }
-    if (ended) return { done: true, value: undefined }
-    if (isResult(step)) return { done: true, value: undefined }
-    if (!step.done) return { done: false, value: step.value }
+  const onStep = (step: IteratorResult<unknown, unknown>): IteratorResult<unknown> => {
+    waiting = false
+    if (ended) return DONE
+    if (!step.done) return step
     const final = step.value
     end(parts.finish(isResult(final) ? (final as Result<unknown, string>) : Ok(final)))
-    return { done: true, value: undefined }
+    return DONE
+  }
+  const onThrow = (error: unknown): IteratorResult<unknown> => {
+    waiting = false
+    if (ended) return DONE
+    cancellation.abort(abortReason(abortReasons.closed))
+    end(parts.finish(Err(parts.thrownMessage(error))))
+    return DONE
+  }
+  const pull = () => (iterator ??= parts.iterable[Symbol.asyncIterator]()).next()
+
+  function next(): Promise<IteratorResult<unknown>> {
+    if (ended) return Promise.resolve(DONE)
+    if (timeout) {
+      waiting = true
+      pullStarted = Date.now()
+    }
+    try {
+      return Promise.resolve(inScope(pull)).then(onStep, onThrow)
+    } catch (error) {
+      return Promise.resolve(onThrow(error))
+    }
   }
 
   if (timeout) {
@@ -148,7 +154,7 @@ export function createActionStream(parts: StreamParts): ActionStream {
         next,
         async return() {
           close()
-          return { done: true, value: undefined }
+          return DONE
         },
       }
     },

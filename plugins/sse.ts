@@ -5,7 +5,7 @@ import { isStreamingAction, type Service } from '../lib/action.js'
 import { abortReasons } from '../lib/cancellation.js'
 import { declarationOf } from '../lib/declared-errors.js'
 import { errorEnvelope, failureData, toExternalResponse, toJson } from '../lib/envelope.js'
-import { fail, isFailure, type Failure } from '../lib/errors.js'
+import { fail, isFailure } from '../lib/errors.js'
 import { outputJsonSchema } from '../lib/output.js'
 import type { Result } from '../lib/result.js'
 import type { ActionStream } from '../lib/stream.js'
@@ -153,25 +153,24 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
     body.push(null)
   }
 
+  // The end, however it comes (the last event, a throw, the silence timeout, close): written once.
+  void stream.result.then((result) => {
+    if (finished || body.destroyed) return
+    end(result.ok ? frame('done', toExternalResponse(result, service, action)) : errorFrame(reply, result, name))
+  })
+
   async function pull(): Promise<void> {
     pulling = true
     try {
       for (;;) {
         const step = await iterator.next()
-        if (body.destroyed) return
-        if (step.done) {
-          const result = await stream.result
-          if (body.destroyed) return
-          end(result.ok ? frame('done', toExternalResponse(result, service, action)) : errorFrame(reply, result, name))
-          return
-        }
+        if (step.done || finished || body.destroyed) return
         let data: string
         try {
           data = write(step.value)
         } catch (error) {
-          const failure: Failure = fail.outputMismatch(name, (error as Error).message)
-          stream.close(failure)
-          end(errorFrame(reply, failure, name))
+          // An event its `output` schema cannot write: logged, the stream ends with the 500's envelope.
+          stream.close(fail.outputMismatch(name, (error as Error).message))
           return
         }
         wrote = true

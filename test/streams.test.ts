@@ -379,3 +379,37 @@ t.test('hooks: before hooks run before the first byte, after hooks and the globa
   t.equal(refused.status, 400)
   t.same(JSON.parse(refused.text()), { status: false, message: messages.hookFailed('more.gate', 'gate closed'), data: {} })
 })
+
+t.test('an event its output schema cannot write ends the stream with the 500 envelope, logged, nothing leaked', async (t) => {
+  const bad = createAction({
+    name: 'bad',
+    description: 'Yields a value its schema refuses',
+    output: Type.Object({ n: Type.Integer() }),
+    handler: async function* () {
+      yield { n: 1 }
+      yield { n: 'secret text' } as unknown as { n: number }
+    },
+  })
+  const { port } = await listen(t, { services: [createService({ name: 'odd', description: '', actions: [bad] })] })
+  const stream = await openStream(port, '/api/services/odd/bad', {})
+  await stream.ended
+  t.same(stream.events.map((e) => [e.event, e.data]), [
+    ['message', '{"n":1}'],
+    ['error', JSON.stringify({ status: false, message: messages.internal, data: {} })],
+  ])
+  t.notMatch(stream.text(), /secret text/)
+})
+
+t.test('a streaming action cannot be a hook: refused at boot', async (t) => {
+  const user = createAction({ name: 'user', description: '', hooks: { before: [{ service: 'streams', action: 'count', isCritical: true }] }, handler: () => Ok({}) })
+  await t.rejects(buildServer({ services: [streams, createService({ name: 'other', description: '', actions: [user] })] }), { code: 'FA_ERR_CONFIG', message: messages.streamAsHook('streams.count', 'other.user') })
+})
+
+t.test('app.inject reads a whole finite stream (tests need no socket)', async (t) => {
+  const server = await buildServer({ services: [streams] })
+  t.teardown(() => server.close())
+  const response = await server.app.inject({ method: 'POST', url: '/api/services', headers: { accept: 'text/event-stream' }, payload: endpoint('count', { n: 1 }) })
+  t.equal(response.statusCode, 200)
+  t.equal(response.headers['content-type'], 'text/event-stream; charset=utf-8')
+  t.equal(response.body, `id: 0\nevent: message\ndata: {"i":0}\n\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 0 } })}\n\n`)
+})

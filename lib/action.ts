@@ -178,19 +178,28 @@ export type TypedStreamAction<
 type EventType<O, TEvent> = [O] extends [ValidationSchema] ? InferOutputSchema<O> : TEvent
 
 /**
- * What a streaming handler's generator may return for the declarations `E`: the final value, `Ok` of
- * it, a plain `Err` or a `Fail` of `E` (its error event). The failures are matched before `TFinal` is
- * inferred, so an `Err` never becomes the final type.
+ * The final value of a generator that returns `R`: its failures (`Err`, `Fail`: the error event) left
+ * out, an `Ok` unwrapped; `void` when it can only fail or returns nothing.
  */
-type StreamReturn<TFinal, E extends ErrorDeclarations> = TFinal | OkResult<TFinal> | PlainErr | NoInfer<DeclaredFailureOf<E>>
+type FinalFrom<R> = [Exclude<R, { ok: false }>] extends [never] ? void : UnwrapOk<Exclude<R, { ok: false }>>
+type UnwrapOk<F> = F extends { ok: true; value: infer V } ? V : F
 
-type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, TFinal, E extends ErrorDeclarations> = Omit<
+/**
+ * A generator may end with a plain `Err` or a `Fail` of a declared code; any other `Fail` makes the
+ * handler a type error (as a non-streaming handler's does).
+ */
+type ReturnsDeclared<R, E extends ErrorDeclarations> = [Extract<R, { ok: false }>] extends [PlainErr | DeclaredFailureOf<E>]
+  ? unknown
+  : { handler: 'returns a Fail whose code is not declared in errors' }
+
+/** The generator's whole return type `R` is inferred (its value, `Ok`, `Err` or `Fail`), then sorted by `FinalFrom`. */
+type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, R, E extends ErrorDeclarations> = Omit<
   Action<InferInput<S>>,
   'name' | 'validation' | 'visibility' | 'isSpecial' | 'output' | 'handler' | 'errors'
 > & {
   validation?: S
   errors?: E
-  handler: (data: InferInput<S>, context: ServerContext) => AsyncGenerator<TEvent, StreamReturn<TFinal, E>, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
+  handler: (data: InferInput<S>, context: ServerContext) => AsyncGenerator<TEvent, R, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
 }
 
 /**
@@ -228,13 +237,13 @@ export function createAction<
   TEvent,
   S extends ValidationSchema | null | undefined = undefined,
   O extends ValidationSchema | null | undefined = undefined,
-  TFinal = void,
+  R = void,
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
   E extends ErrorDeclarations = {},
 >(
-  definition: StreamDefinition<S, EventType<O, TEvent>, TFinal, E> & { name: N; output?: O; visibility?: V; isSpecial?: X },
-): TypedStreamAction<N, S, EventType<O, TEvent>, TFinal, V, X, E> & { output?: O }
+  definition: StreamDefinition<S, EventType<O, TEvent>, R, E> & { name: N; output?: O; visibility?: V; isSpecial?: X } & ReturnsDeclared<R, E>,
+): TypedStreamAction<N, S, EventType<O, TEvent>, FinalFrom<R>, V, X, E> & { output?: O }
 export function createAction(definition: Action): Action {
   return definition
 }

@@ -2,7 +2,7 @@
 // is an async generator function makes a streaming action; createAction infers its event and final types.
 import Type from 'typebox'
 import { z } from 'zod'
-import { createAction, createService, createServices, Err, Ok, type EventOf, type FinalOf, type IsStreamingAction } from '../../lib/index.js'
+import { createAction, createService, createServices, Err, Fail, Ok, type ErrorsOf, type EventOf, type FinalOf, type IsStreamingAction } from '../../lib/index.js'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 const assert = <T extends true>(value: T) => value
@@ -55,6 +55,44 @@ const zodEvents = createAction({
   },
 })
 assert<Equal<EventOf<typeof zodEvents>, { n: number }>>(true)
+// A generator that can only end with an Err has no final value: the Err is never the final type.
+assert<Equal<FinalOf<typeof zodEvents>, void>>(true)
+
+const errOrFinal = createAction({
+  name: 'errOrFinal',
+  description: 'Returns a value or an Err',
+  handler: async function* (_data, context) {
+    yield 1
+    if (context.signal.aborted) return Err('stopped')
+    return { done: true }
+  },
+})
+assert<Equal<FinalOf<typeof errOrFinal>, { done: boolean }>>(true)
+
+// A streaming action may declare errors; its generator returns a Fail of them (its error event).
+const declared = createAction({
+  name: 'declared',
+  description: 'Declared errors on a stream',
+  errors: { QUOTA: { status: 429, data: Type.Object({ left: Type.Integer() }) } },
+  handler: async function* (_data, context) {
+    yield 'a'
+    if (context.signal.aborted) return Fail('QUOTA', { left: 0 })
+    return Ok(2)
+  },
+})
+assert<Equal<FinalOf<typeof declared>, number>>(true)
+assert<Equal<ErrorsOf<typeof declared>, { QUOTA: { left: number } }>>(true)
+
+createAction({
+  name: 'undeclared',
+  description: 'A Fail of a code the action does not declare',
+  errors: { QUOTA: { status: 429 } },
+  // @ts-expect-error OTHER is not declared
+  handler: async function* () {
+    yield 'a'
+    return Fail('OTHER')
+  },
+})
 
 const fromIterable = createAction({
   name: 'fromIterable',
@@ -71,4 +109,4 @@ assert<Equal<EventOf<typeof fromIterable>, string>>(true)
 const plain = createAction({ name: 'plain', description: 'Not a stream', handler: () => Ok(1) })
 assert<Equal<IsStreamingAction<typeof plain>, false>>(true)
 
-export const services = createServices([createService({ name: 'streams', description: '', actions: [ticks, typed, zodEvents, fromIterable, plain] })])
+export const services = createServices([createService({ name: 'streams', description: '', actions: [ticks, typed, zodEvents, errOrFinal, declared, fromIterable, plain] })])

@@ -165,15 +165,20 @@ export function toToolResult(result: Result<unknown, string>, target: ToolTarget
  * and throws (modelcontextprotocol/typescript-sdk#1943).
  */
 function declaredToolResult(result: Result<unknown, string> & { ok: false }, declared: CompiledError, target: ToolTarget): CallToolResult {
-  let data: Record<string, unknown>
-  try {
-    data = JSON.parse(declared.serialize({ status: false, message: result.error, data: failureData(result) })).data as Record<string, unknown>
-  } catch {
-    return { isError: true, content: [{ type: 'text', text: messages.internal }] }
-  }
+  const data = declaredWire(result, declared)
+  if (data === undefined) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
   const answer: CallToolResult = { isError: true, content: [{ type: 'text', text: result.error }, { type: 'text', text: toJsonText(data) }] }
   if (!target.structured) answer.structuredContent = data
   return answer
+}
+
+/** A declared error's wire data, `{ code, ...data }`, written through its schema; undefined when the data does not match it. */
+function declaredWire(result: Result<unknown, string> & { ok: false }, declared: CompiledError): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(declared.serialize({ status: false, message: result.error, data: failureData(result) })).data as Record<string, unknown>
+  } catch {
+    return undefined
+  }
 }
 
 class OutputMismatch {}
@@ -235,7 +240,13 @@ export function toStreamToolResult(collected: CollectedStream): CallToolResult {
   const { events, end, truncated } = collected
   if (end && !end.ok) {
     const content: CallToolResult['content'] = [{ type: 'text', text: end.error }]
-    if (isFailure(end) && Object.keys(end.data).length > 0) content.push({ type: 'text', text: toJsonText(end.data) })
+    // A declared error (\`Fail\`): \`{ code, ...data }\` through its schema, as a plain tool's (no structuredContent: the tool has an outputSchema).
+    const declared = declarationOf(end)
+    if (declared) {
+      const data = declaredWire(end, declared)
+      if (data === undefined) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+      content.push({ type: 'text', text: toJsonText(data) })
+    } else if (isFailure(end) && Object.keys(end.data).length > 0) content.push({ type: 'text', text: toJsonText(end.data) })
     content.push({ type: 'text', text: toJsonText({ events }) })
     return { isError: true, content }
   }

@@ -150,3 +150,23 @@ t.test('MCP: a stream that ends with a Fail is isError with its message, { code,
     ],
   })
 })
+
+t.test("OpenAPI: the stream's error event lists the declared envelopes; explore lists its errors and says it streams", async (t) => {
+  const server = await buildServer({ services, rest: { openapi: { enabled: true, reference: false } } })
+  t.teardown(() => server.close())
+  const document = (await server.app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+  const operation = document.paths['/api/services/meter/metered'].post
+  const events = operation.responses['200'].content['text/event-stream']['x-events']
+  t.same(events.error.anyOf[0], { $ref: '#/components/schemas/ErrorEnvelope' })
+  t.same(
+    events.error.anyOf.slice(1).map((envelope: { properties: { data: { properties: { code: unknown } } } }) => envelope.properties.data.properties.code),
+    [
+      { type: 'string', const: 'QUOTA' },
+      { type: 'string', const: 'GONE' },
+    ],
+  )
+  t.ok(operation.responses['429'], 'the declared 429 is a response of the route too')
+  t.ok(operation.responses['410'])
+  const explored = await server.app.inject({ method: 'POST', url: '/api/services', payload: { intent: 'explore', service: 'meter', action: 'metered', payload: {} } })
+  t.match(explored.json().data, { stream: true, errors: { QUOTA: { status: 429, message: 'Quota reached' }, GONE: { status: 410, message: 'GONE' } } })
+})

@@ -25,22 +25,23 @@ export const neverAborted: AbortSignal = never
  * `upstream` gives the caller's own signal (the HTTP request's, an MCP call's), linked on first read.
  */
 export class Cancellation {
-  #controller: AbortController | undefined
-  #reason: unknown
-  #aborted = false
-  #unlink: (() => void) | undefined
+  // Plain fields (not #private): one is made per execution, on the hot path.
+  private controller: AbortController | undefined = undefined
+  private reason: unknown = undefined
+  private done = false
+  private unlink: (() => void) | undefined = undefined
 
   constructor(private readonly upstream?: () => AbortSignal | undefined) {}
 
   get aborted(): boolean {
-    return this.#aborted || (this.#controller?.signal.aborted ?? false)
+    return this.done || (this.controller?.signal.aborted ?? false)
   }
 
   get signal(): AbortSignal {
-    if (this.#controller) return this.#controller.signal
-    const controller = (this.#controller = new AbortController())
-    if (this.#aborted) {
-      controller.abort(this.#reason)
+    if (this.controller) return this.controller.signal
+    const controller = (this.controller = new AbortController())
+    if (this.done) {
+      controller.abort(this.reason)
       return controller.signal
     }
     const upstream = this.upstream?.()
@@ -49,24 +50,24 @@ export class Cancellation {
       else {
         const follow = () => this.abort(upstream.reason)
         upstream.addEventListener('abort', follow, { once: true })
-        this.#unlink = () => upstream.removeEventListener('abort', follow)
+        this.unlink = () => upstream.removeEventListener('abort', follow)
       }
     }
     return controller.signal
   }
 
   abort(reason: unknown): void {
-    if (this.#aborted) return
-    this.#aborted = true
-    this.#reason = reason
-    this.#unlink?.()
-    this.#unlink = undefined
-    this.#controller?.abort(reason)
+    if (this.done) return
+    this.done = true
+    this.reason = reason
+    this.dispose()
+    this.controller?.abort(reason)
   }
 
   /** The execution ended: stop following the upstream signal (it may outlive the execution). */
   dispose(): void {
-    this.#unlink?.()
-    this.#unlink = undefined
+    if (this.unlink === undefined) return
+    this.unlink()
+    this.unlink = undefined
   }
 }

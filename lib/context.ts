@@ -55,17 +55,19 @@ export type AuthUser = Record<string, unknown> & { userId: string; organizationI
 /** What the scope holds: the current request's store and the execution in progress, each optional. */
 interface Scope {
   readonly request: RequestStore | undefined
-  readonly execution: HookContext | undefined
-  readonly cancellation?: Cancellation
+  readonly execution: ExecutionState | undefined
 }
+
+/** The execution's cancellation rides on its hook context under a symbol (the scope keeps two fields: cheaper to make). */
+const CANCELLATION = Symbol('fastify-actions.cancellation')
+type ExecutionState = HookContext & { [CANCELLATION]?: Cancellation }
 
 // One AsyncLocalStorage for both: on Node 20 every promise created runs a propagation step per storage.
 const scopeStorage = new AsyncLocalStorage<Scope>()
 
 /** Runs `fn` with `store` as the current request store (the execution in progress, if any, stays). */
 export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
-  const outer = scopeStorage.getStore()
-  return scopeStorage.run({ request: store, execution: outer?.execution, cancellation: outer?.cancellation }, fn)
+  return scopeStorage.run({ request: store, execution: scopeStorage.getStore()?.execution }, fn)
 }
 
 /**
@@ -87,17 +89,18 @@ export function createRequestStore(rest?: unknown, context?: ServerContext<any>,
 }
 
 export function createHookContext(actionName: string, input: unknown): HookContext {
-  return { actionName, input, state: {}, log: { before: [], after: [] } }
+  return { actionName, input, state: {}, log: { before: [], after: [] }, [CANCELLATION]: undefined } as HookContext
 }
 
 /** Runs one execution of an action with its own hook context and cancellation (the request store, if any, stays). */
 export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T, cancellation?: Cancellation): T {
-  return scopeStorage.run({ request: scopeStorage.getStore()?.request, execution: hookContext, cancellation }, fn)
+  if (cancellation) (hookContext as ExecutionState)[CANCELLATION] = cancellation
+  return scopeStorage.run({ request: scopeStorage.getStore()?.request, execution: hookContext }, fn)
 }
 
 /** The cancellation of the execution in progress, if any. */
 export function currentCancellation(): Cancellation | undefined {
-  return scopeStorage.getStore()?.cancellation
+  return scopeStorage.getStore()?.execution?.[CANCELLATION]
 }
 
 /**
@@ -159,7 +162,7 @@ export class ServerContext<TDB = unknown> {
    * error saying which. Outside an execution: a signal that never aborts.
    */
   get signal(): AbortSignal {
-    return scopeStorage.getStore()?.cancellation?.signal ?? neverAborted
+    return scopeStorage.getStore()?.execution?.[CANCELLATION]?.signal ?? neverAborted
   }
 
   /** The hook context of the execution in progress. */
@@ -170,7 +173,8 @@ export class ServerContext<TDB = unknown> {
   resetHookContext(actionName: string, input: unknown): void {
     const fresh = createHookContext(actionName, input)
     const current = scopeStorage.getStore()?.execution
-    if (current) Object.assign(current, fresh, { error: undefined, output: undefined })
+    // The execution's cancellation stays (Object.assign would copy the fresh one's empty slot over it).
+    if (current) Object.assign(current, fresh, { error: undefined, output: undefined, [CANCELLATION]: current[CANCELLATION] })
     else this.#idleHookContext = fresh
   }
 

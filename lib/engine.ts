@@ -208,11 +208,13 @@ function* runPipeline(
   if (compiled.stream) return yield* startStream(pipeline, compiled, input.value, payload, context, cancellation, trace)
   let result = yield* runAction(pipeline, compiled, input.value, context, cancellation)
   // runEnd's steps, inline: one generator fewer per execution on the hot path.
-  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled.after, 'after', result.value, context, trace)
+  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled, compiled.after, 'after', result.value, context, trace)
   if (pipeline.globalAfter) {
     result = yield* settle(pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result }))
     if (!isResult(result)) return notAResult(pipeline, 'onAfterActionHandler')
   }
+  // Settled against this action's declarations (a hook's declared error carried its own).
+  if (!result.ok) result = declaredOrPlain(pipeline, compiled, result)
   if (result.ok) context.setHookOutput(result.value)
   else context.setHookError(result.error)
   return result

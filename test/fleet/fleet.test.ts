@@ -86,7 +86,7 @@ backend instances
   balance roundrobin
   # Healthy: /status answers 200 and does not report load shedding.
   option httpchk
-  http-check send meth GET uri /status
+  http-check send meth GET uri /status ver HTTP/1.1 hdr host localhost
   http-check expect status 200
   http-check expect ! string '"underPressure":true'
   default-server inter 200ms fall 2 rise 2

@@ -2,14 +2,11 @@
  * The `fastify-actions` command: a table of commands, each loaded with `import()` only when it runs,
  * so `--help` and `--version` import nothing but this file and node:util.
  */
-import { readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { CliError, usageError } from './errors.js'
+import { ownPackage, type Values } from './package.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
-export type Values = Record<string, string | boolean | undefined>
 
 /** What a command module exports. */
 export interface CommandModule {
@@ -101,22 +98,6 @@ Environment:
     options: configOption,
     load: () => import('./mcp.js'),
   },
-}
-
-/** This package's root and version: the nearest package.json above this file named fastify-actions. */
-export function ownPackage(): { root: string; version: string } {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
-      if (manifest.name === 'fastify-actions' && manifest.version) return { root: dir, version: manifest.version }
-    } catch {
-      // none here: one level up
-    }
-    const parent = dirname(dir)
-    if (parent === dir) throw new CliError('cannot find the package.json of fastify-actions')
-    dir = parent
-  }
 }
 
 function mainHelp(): string {

@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { consoleToStderr } from './console.js'
-import type { Values } from './index.js'
+import type { Values } from './package.js'
 import { buildProjectServer, findProjectRoot, importFromProject, loadConfig } from './project.js'
 
 /** The environment variable whose JWT is sent with every message (protected actions). */

@@ -216,6 +216,9 @@ t.test('openapi prints a valid OpenAPI 3.1 document, and --out writes it', async
   t.same(JSON.parse(await readFile(join(project, 'openapi.json'), 'utf8')), document)
 })
 
+/** Request options of the SDK: a generous timeout instead of its 60 s default. */
+const slow = { timeout: 600_000 }
+
 /** The SDK's own client, with the CLI's `mcp` as its stdio server. */
 async function mcpClient(t: Tap.Test, env: Record<string, string>) {
   const transport = new StdioClientTransport({
@@ -228,7 +231,8 @@ async function mcpClient(t: Tap.Test, env: Record<string, string>) {
   let stderr = ''
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const client = new Client({ name: 'scaffold-test', version: '1.0.0' })
-  await client.connect(transport)
+  // The answer to initialize waits for the server's boot (PGlite and the migrations): slow on a busy machine.
+  await client.connect(transport, slow)
   t.teardown(() => client.close())
   return { client, stderr: () => stderr }
 }
@@ -237,24 +241,24 @@ const text = (result: unknown) => ((result as { content: Array<{ text: string }>
 
 t.test('mcp over stdio: tools/list and tools/call to the MCP SDK client; protected tools take FASTIFY_ACTIONS_TOKEN', async (t) => {
   const { client, stderr } = await mcpClient(t, {})
-  const { tools } = await client.listTools()
+  const { tools } = await client.listTools(undefined, slow)
   const names = tools.map((tool) => tool.name).sort()
   t.same(names, ['account_login', 'account_me', 'account_signup', 'tasks_create', 'tasks_delete', 'tasks_get', 'tasks_list', 'tasks_markDone', 'tasks_update', 'userProfiles_hello'])
-  const created = await client.callTool({ name: 'tasks_create', arguments: { title: 'From an agent' } })
+  const created = await client.callTool({ name: 'tasks_create', arguments: { title: 'From an agent' } }, undefined, slow)
   t.notOk(created.isError)
   t.match(created.structuredContent, { title: 'From an agent', done: false })
-  const invalid = await client.callTool({ name: 'tasks_create', arguments: { title: '' } })
+  const invalid = await client.callTool({ name: 'tasks_create', arguments: { title: '' } }, undefined, slow)
   t.equal(invalid.isError, true)
   t.equal(text(invalid), 'Validation failed')
-  const signup = await client.callTool({ name: 'account_signup', arguments: { username: 'agent', password: 'long enough' } })
+  const signup = await client.callTool({ name: 'account_signup', arguments: { username: 'agent', password: 'long enough' } }, undefined, slow)
   t.notOk(signup.isError, text(signup))
-  const anonymous = await client.callTool({ name: 'account_me', arguments: {} })
+  const anonymous = await client.callTool({ name: 'account_me', arguments: {} }, undefined, slow)
   t.equal(anonymous.isError, true, 'no token: refused')
   t.match(stderr(), /MCP over stdio/, 'start-up lines go to stderr')
 
   const token = (signup.structuredContent as { token: string }).token
   const signedIn = await mcpClient(t, { FASTIFY_ACTIONS_TOKEN: token })
-  const me = await signedIn.client.callTool({ name: 'account_me', arguments: {} })
+  const me = await signedIn.client.callTool({ name: 'account_me', arguments: {} }, undefined, slow)
   t.notOk(me.isError, text(me))
   t.match(me.structuredContent, { userId: String, username: 'agent' })
 })

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { JWT } from '@fastify/jwt'
 import { getRequestStore } from '../lib/context.js'
 import { messages } from '../lib/messages.js'
 import { Err, Ok, type Result } from '../lib/result.js'
@@ -70,11 +71,11 @@ interface Issuer {
 // Keyed by the `jwt` decorator of a registration, which its child contexts share.
 const issuers = new WeakMap<object, Issuer>()
 // Keyed by the registration's context: its jwt may sit in a namespace of the host app's (plugins/auth.ts).
-const byContext = new WeakMap<object, { issuer: Issuer; jwt: FastifyInstance['jwt'] }>()
+const byContext = new WeakMap<object, { issuer: Issuer; jwt: JWT }>()
 
 /** Called by the auth setup once @fastify/jwt is registered. */
 /** `jwt` is the registration's own (namespaced in a host with @fastify/jwt). */
-export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth, jwt: FastifyInstance['jwt'] = app.jwt, context?: object): void {
+export function registerTokenIssuer(app: FastifyInstance, auth: ResolvedAuth, jwt: JWT = app.jwt, context?: object): void {
   const issuer: Issuer = {
     cookieName: auth.cookieName,
     method: auth.method,
@@ -103,7 +104,7 @@ function cookieProblem(issuer: Issuer, rest: RestRequestContext): string | undef
   return rest.reply.sent ? messages.tokenCookieNoReply : undefined
 }
 
-function currentIssuer(): { issuer: Issuer; jwt: FastifyInstance['jwt']; rest: RestRequestContext } | string {
+function currentIssuer(): { issuer: Issuer; jwt: JWT; rest: RestRequestContext } | string {
   const store = getRequestStore()
   const rest = store?.rest as RestRequestContext | undefined
   if (!rest) return messages.tokenNoRequest

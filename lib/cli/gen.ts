@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CliError, usageError } from './errors.js'
-import type { Values } from './common.js'
+import type { Values } from './package.js'
 import { checkName } from './names.js'
 import { findProjectRoot } from './project.js'
 

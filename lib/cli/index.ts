@@ -3,10 +3,15 @@
  * so `--help` and `--version` import nothing but this file and node:util.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { ownPackage, type CommandModule, type Values } from './common.js'
 import { CliError, usageError } from './errors.js'
+import { ownPackage, type Values } from './package.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
+
+/** What a command module exports. */
+export interface CommandModule {
+  run: (values: Values, positionals: string[]) => Promise<void>
+}
 
 interface Command {
   summary: string

@@ -1,6 +1,6 @@
 /** `fastify-actions list`: the project's services and actions as a table, read from its config. */
 import { consoleToStderr } from './console.js'
-import type { Values } from './common.js'
+import type { Values } from './package.js'
 import { findProjectRoot, loadConfig } from './project.js'
 
 interface ListedAction {

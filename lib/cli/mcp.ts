@@ -4,8 +4,9 @@
  * so the tools, their names and the pipeline (auth, hooks, validation, rate limits) are the HTTP
  * endpoint's. stdout carries the protocol only.
  */
+import { Writable } from 'node:stream'
 import { consoleToStderr } from './console.js'
-import type { Values } from './common.js'
+import type { Values } from './package.js'
 import { buildProjectServer, findProjectRoot, importFromProject, loadConfig } from './project.js'
 
 /** The environment variable whose JWT is sent with every message (protected actions). */
@@ -23,6 +24,11 @@ interface StdioTransport {
 }
 
 export async function run(values: Values): Promise<void> {
+  // stdout is the protocol's: the transport gets the real stream, every other writer (console, a
+  // library's process.stdout.write) lands on stderr.
+  const realWrite = process.stdout.write.bind(process.stdout) as (chunk: unknown, callback: (error?: Error | null) => void) => boolean
+  const protocolOut = new Writable({ write: (chunk, _encoding, callback) => void realWrite(chunk, callback) })
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write
   consoleToStderr()
   const root = findProjectRoot()
   const config = await loadConfig(root, values.config as string | undefined)
@@ -38,8 +44,8 @@ export async function run(values: Values): Promise<void> {
     headers.cookie = `${auth?.cookieName ?? 'auth_token'}=${encodeURIComponent(token)}`
   }
 
-  const { StdioServerTransport } = await importFromProject<{ StdioServerTransport: new () => StdioTransport }>(root, '@modelcontextprotocol/sdk/server/stdio.js')
-  const transport = new StdioServerTransport()
+  const { StdioServerTransport } = await importFromProject<{ StdioServerTransport: new (stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream) => StdioTransport }>(root, '@modelcontextprotocol/sdk/server/stdio.js')
+  const transport = new StdioServerTransport(process.stdin, protocolOut)
 
   /** One message through the HTTP endpoint; its answer (if any) back on stdout. */
   async function forward(message: JsonRpcMessage): Promise<void> {
@@ -76,4 +82,6 @@ export async function run(values: Values): Promise<void> {
   await Promise.all(pending)
   await transport.close().catch(() => undefined)
   await server.close()
+  // The last answers are flushed before the process ends.
+  await new Promise((resolve) => realWrite('', resolve))
 }

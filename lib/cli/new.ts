@@ -4,7 +4,7 @@ import { existsSync, statSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { CliError, usageError } from './errors.js'
-import { ownPackage, type Values } from './common.js'
+import { ownPackage, type Values } from './package.js'
 import { checkPackageName } from './names.js'
 
 /** Shipped without their dot (npm pack drops `.gitignore` and other dotfiles), renamed on copy. */

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { consoleToStderr } from './console.js'
 import { CliError } from './errors.js'
-import type { Values } from './common.js'
+import type { Values } from './package.js'
 import { buildProjectServer, findProjectRoot, loadConfig } from './project.js'
 
 export async function run(values: Values): Promise<void> {

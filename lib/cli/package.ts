@@ -1,16 +1,11 @@
-/** What the CLI's command table (index.ts) and its commands share: kept apart so no command imports the table. */
+/** What every command shares: the parsed option values, and this package's own root and version. */
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CliError } from './errors.js'
 
-/** A command's parsed options. */
+/** A command's parsed options (`util.parseArgs` values). */
 export type Values = Record<string, string | boolean | undefined>
-
-/** What a command module exports. */
-export interface CommandModule {
-  run: (values: Values, positionals: string[]) => Promise<void>
-}
 
 /** This package's root and version: the nearest package.json above this file named fastify-actions. */
 export function ownPackage(): { root: string; version: string } {
@@ -27,4 +22,3 @@ export function ownPackage(): { root: string; version: string } {
     dir = parent
   }
 }
-

@@ -50,7 +50,9 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
 
   return {
     feed(chunk) {
-      if (first && chunk !== '') {
+      // An empty chunk (an empty read, or bytes the decoder holds back) must not end a pending `\r`'s wait.
+      if (chunk === '') return
+      if (first) {
         first = false
         if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1)
       }

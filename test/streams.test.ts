@@ -405,6 +405,17 @@ t.test('a streaming action cannot be a hook: refused at boot', async (t) => {
   await t.rejects(buildServer({ services: [streams, createService({ name: 'other', description: '', actions: [user] })] }), { code: 'FA_ERR_CONFIG', message: messages.streamAsHook('streams.count', 'other.user') })
 })
 
+t.test("a streaming action's name follows the action name rule: refused at boot", async (t) => {
+  const bad = createAction({
+    name: 'tick/../x',
+    description: 'A name that is no path segment',
+    handler: async function* () {
+      yield 1
+    },
+  })
+  await t.rejects(buildServer({ services: [createService({ name: 'named', description: '', actions: [bad] })] }), { code: 'FA_ERR_CONFIG', message: messages.invalidActionName('tick/../x', 'named') })
+})
+
 t.test('app.inject reads a whole finite stream (tests need no socket)', async (t) => {
   const server = await buildServer({ services: [streams] })
   t.teardown(() => server.close())

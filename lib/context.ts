@@ -79,6 +79,11 @@ export function outsideRequestScope<T>(fn: () => T): T {
   return scopeStorage.exit(fn)
 }
 
+/** True inside a request or execution scope. */
+export function inRequestScope(): boolean {
+  return scopeStorage.getStore() !== undefined
+}
+
 /** The current request's store, or undefined outside a request. */
 export function getRequestStore(): RequestStore | undefined {
   return scopeStorage.getStore()?.request

@@ -6,7 +6,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
-import { outsideRequestScope, runInRequestScope, type ServerContext } from '../lib/context.js'
+import { outsideRequestScope, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { ErrConfig } from '../lib/errors.js'
@@ -107,13 +107,16 @@ interface McpCall {
   caller: string
   inFlight: InFlight
   maxStreamEvents: number
+  /** The HTTP request's scope: the tool call runs in it. */
+  store: RequestStore
 }
 
 /**
  * One low-level MCP `Server` per request (stateless: any instance answers any request) over the tool
- * list built at boot. A tool call runs `engine.executeAction` in the HTTP request's scope, so auth,
- * rate limits, hooks, validation and timeouts are those of `intent: execute`. The call's signal (the
- * client's `notifications/cancelled`, or the HTTP request closing) is the execution's `context.signal`.
+ * list built at boot. A tool call runs `engine.executeAction` in the HTTP request's scope (`call.store`),
+ * so auth, rate limits, hooks, validation and timeouts are those of `intent: execute`; the SDK around
+ * it runs outside that scope (see `answer`). The call's signal (the client's `notifications/cancelled`,
+ * or the HTTP request closing) is the execution's `context.signal`.
  */
 function createMcpServer(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator, call: McpCall): Server {
   const { engine, context, diagnostics } = options
@@ -127,7 +130,7 @@ function createMcpServer(registry: ToolRegistry, identity: { name: string; versi
     const key = callKey(call.caller, extra.requestId)
     call.inFlight.set(key, (message) => call.transport.onmessage?.(message))
     try {
-      const result = await engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context, { signal: extra.signal })
+      const result = await runInRequestScope(call.store, () => engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context, { signal: extra.signal }))
       if (!target.stream || !result.ok || !isActionStream(result.value)) return toToolResult(result, target)
       const stream = result.value
       const stop = () => stream.close()
@@ -240,40 +243,41 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
     if (cancelled !== undefined) inFlight.get(callKey(caller, cancelled))?.(body as JSONRPCMessage)
     keepHeaders(reply)
     reply.hijack()
-    answerOutsideScope(reply.raw)
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
-    const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents })
-    reply.raw.on('close', () => {
-      // A disconnect before the answer is written aborts the call in flight (its `signal`). Once the answer
-      // is written nothing is in flight, and closing would only make the SDK's "Connection closed" McpError
-      // (a captured stack, about 5 % of an MCP call's CPU on Node 26): the pair is left to the collector.
-      if (reply.raw.writableFinished) return
-      void transport.close()
-      void server.close()
+    const store = requestStoreOf(request, reply, options.context)
+    return outsideRequestScope(() => {
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
+      const call: McpCall = { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store }
+      return answer(request, reply, body, call, createMcpServer(registry, identity, options, validator, call), options.diagnostics)
     })
-    try {
-      await server.connect(transport)
-      await transport.handleRequest(request.raw, reply.raw, body)
-    } catch (error) {
-      options.diagnostics.error('mcp.handleRequest', errorMessage(error))
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(ErrorCode.InternalError, messages.internal)))
-      } else reply.raw.destroy()
-    }
   }
 }
 
 /**
- * The SDK writes the answer from inside the request scope (the tool call runs there): the last write,
- * and the keep-alive timer Node arms when the answer finishes, would carry the scope and keep the
- * request, its body and the call alive until the connection's next request. The end of the answer is
- * written outside it, as the services endpoint does by handing its envelope back to Fastify.
+ * Hands the request to the SDK, outside the request scope: the SDK writes the answer (`writeHead`
+ * formats the `Date` header, whose once-a-second cache arms a timer; the write itself, the keep-alive
+ * timer armed when the answer finishes), and every async resource made meanwhile would carry the scope
+ * it was made in, keeping the request, its body and the call alive after the answer. Only the tool
+ * call itself runs in the scope (createMcpServer).
  */
-function answerOutsideScope(raw: FastifyReply['raw']): void {
-  const end = raw.end
-  raw.end = function (this: typeof raw, ...args: Parameters<typeof end>) {
-    return outsideRequestScope(() => end.apply(this, args))
-  } as typeof end
+async function answer(request: FastifyRequest, reply: FastifyReply, body: unknown, call: McpCall, server: Server, diagnostics: Diagnostics): Promise<void> {
+  const { transport } = call
+  reply.raw.on('close', () => {
+    // A disconnect before the answer is written aborts the call in flight (its `signal`). Once the answer
+    // is written nothing is in flight, and closing would only make the SDK's "Connection closed" McpError
+    // (a captured stack, about 5 % of an MCP call's CPU on Node 26): the pair is left to the collector.
+    if (reply.raw.writableFinished) return
+    void transport.close()
+    void server.close()
+  })
+  try {
+    await server.connect(transport)
+    await transport.handleRequest(request.raw, reply.raw, body)
+  } catch (error) {
+    diagnostics.error('mcp.handleRequest', errorMessage(error))
+    if (!reply.raw.headersSent) {
+      reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(ErrorCode.InternalError, messages.internal)))
+    } else reply.raw.destroy()
+  }
 }
 
 /** GET and DELETE: no SSE stream, no sessions. */

@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
-import { createRequestStore, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, RouteHandlerMethod } from 'fastify'
+import { createRequestStore, inRequestScope, outsideRequestScope, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
 import { abortReason, abortReasons } from '../lib/cancellation.js'
 import { routedPath, routerPathOptionsOf } from './paths.js'
 import { concern } from './concern.js'
@@ -77,7 +77,23 @@ export function setupRequestScope(app: FastifyInstance, context: ServerContext<a
     route.handler = function scoped(this: unknown, request, reply) {
       return runInRequestScope(requestStoreOf(request, reply, context), () => handler.call(this as never, request, reply))
     }
+    // Last of the route's onSend hooks: Fastify writes the answer right after it.
+    const onSend = route.onSend
+    route.onSend = onSend === undefined ? [writeOutsideScope] : [...(Array.isArray(onSend) ? onSend : [onSend]), writeOutsideScope]
   })
+}
+
+/**
+ * A handler that sends synchronously (`reply.send()` before it returns, as custom routes and the MCP
+ * route's own refusals do) has Fastify write the answer inside the request scope, and every async
+ * resource made while writing carries the scope: the timer Node arms when it formats the `Date` header
+ * (its once-a-second cache), the write, the keep-alive timer. They would keep the request and its body
+ * alive after the answer on an open connection; the answer is written outside the scope instead. An
+ * answer the handler returns is written outside it already (Fastify sends it from a promise callback).
+ */
+const writeOutsideScope: onSendHookHandler = function writeOutsideScope(_request, _reply, payload, done) {
+  if (!inRequestScope()) return done(null, payload)
+  outsideRequestScope(() => done(null, payload))
 }
 
 /** The request scope as the plugin `fastify-actions-request-scope`. */

@@ -10,6 +10,39 @@ setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 
 /**
+ * Node formats the `Date` header once a second: the first answer of a second arms a timer (up to a
+ * second) that empties the cache, and that timer carries the scope the answer was written in. Waiting
+ * past the next second boundary (timers fire in order, so the cache's has fired) makes the answer
+ * under test the one that arms it; without the wait the check passes or not with the clock.
+ */
+function coldDateCache(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1020 - (Date.now() % 1000)))
+}
+
+/** Collects a few times across turns of the event loop while any of `refs` is alive. */
+async function collect(...refs: Array<WeakRef<object> | undefined>): Promise<void> {
+  for (let i = 0; i < 5 && refs.some((ref) => ref?.deref() !== undefined); i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+    gc()
+  }
+}
+
+/** One request on `agent` (keep-alive), its status and text. */
+function send(agent: Agent, port: number, method: string, path: string, headers: Record<string, string>, payload?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: '127.0.0.1', port, agent, method, path, headers }, (incoming) => {
+      let text = ''
+      incoming.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
+      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, text }))
+    })
+    outgoing.on('error', reject)
+    outgoing.end(payload)
+  })
+}
+
+const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }
+
+/**
  * An answered request must not outlive its answer on a connection that stays open: async resources
  * made while the answer is written (the write, the keep-alive timer) carry whatever scope they were
  * made in, so the answer is written outside the request scope.
@@ -39,23 +72,13 @@ for (const waits of [false, true]) t.test(`a keep-alive connection does not keep
   t.teardown(() => agent.destroy())
 
   const payload = JSON.stringify({ intent: 'execute', service: 'mem', action: 'keep', payload: { blob: 'x'.repeat(200_000) } })
-  const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const outgoing = request({ host: '127.0.0.1', port, agent, method: 'POST', path: '/api/services', headers: { 'content-type': 'application/json' } }, (incoming) => {
-      let text = ''
-      incoming.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
-      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, text }))
-    })
-    outgoing.on('error', reject)
-    outgoing.end(payload)
-  })
+  await coldDateCache()
+  const answer = await send(agent, port, 'POST', '/api/services', { 'content-type': 'application/json' }, payload)
   t.equal(answer.status, 200)
   t.same(JSON.parse(answer.text), { status: true, message: "Action 'mem.keep' executed", data: { size: 200_000 } })
 
-  // The connection is still open (keep-alive); collect a few times across turns of the event loop.
-  for (let i = 0; i < 5 && (seen?.deref() !== undefined || body?.deref() !== undefined); i++) {
-    await new Promise((resolve) => setImmediate(resolve))
-    gc()
-  }
+  // The connection is still open (keep-alive).
+  await collect(seen, body)
   t.equal(agent.freeSockets[Object.keys(agent.freeSockets)[0]]?.length, 1, 'the connection is still open')
   t.equal(seen?.deref(), undefined, 'the request was collected')
   t.equal(body?.deref(), undefined, 'its parsed body was collected')
@@ -65,10 +88,14 @@ for (const waits of [false, true]) t.test(`a keep-alive connection does not keep
  * The MCP endpoint makes a Server and a stateless transport per call and, once the answer is written,
  * leaves them to the collector instead of closing them (closing builds the SDK's "Connection closed"
  * error, a captured stack per call): nothing of the call may stay reachable on an open connection.
+ * The SDK writes the answer outside the request scope; only the tool call runs in it. With the onRequest
+ * hooks a server has (the Host check of a loopback-bound server) and one more, as auth, CORS and rate
+ * limits add.
  */
-t.test('an answered MCP tool call does not keep its request (nor its arguments) alive on a keep-alive connection', async (t) => {
+for (const extraHook of [false, true]) t.test(`an answered MCP tool call does not keep its request (nor its arguments) alive on a keep-alive connection${extraHook ? ', with one more onRequest hook' : ''}`, async (t) => {
   let seen: WeakRef<object> | undefined
   let args: WeakRef<object> | undefined
+  let hooked = 0
   const keep = createAction({
     name: 'keep',
     description: 'Notes its request',
@@ -79,31 +106,59 @@ t.test('an answered MCP tool call does not keep its request (nor its arguments) 
     },
   })
   const server = await buildServer({ services: [{ name: 'mem', description: 'Retention', actions: [keep] }], rest: { mcp: { enabled: true } } })
+  if (extraHook) server.app.addHook('onRequest', (_request, _reply, done) => (hooked++, done()))
+  await server.app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => server.close())
+  const { port } = server.app.server.address() as { port: number }
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+  // The Host check is on (the server listens on a loopback address): its onRequest hook is in the chain.
+  const refused = await server.app.inject({ method: 'POST', url: '/api/mcp', headers: { ...mcpHeaders, host: 'attacker.example' }, payload: '{}' })
+  t.equal(refused.statusCode, 403, 'the Host check is on')
+
+  const payload = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'mem_keep', arguments: { blob: 'x'.repeat(200_000) } } })
+  await coldDateCache()
+  const answer = await send(agent, port, 'POST', '/api/mcp', mcpHeaders, payload)
+  t.equal(answer.status, 200)
+  t.same(JSON.parse(answer.text), { result: { content: [{ type: 'text', text: '{"size":200000}' }] }, jsonrpc: '2.0', id: 1 })
+  if (extraHook) t.equal(hooked, 1, 'the extra hook ran (after the Host check, which refused the first request)')
+
+  await collect(seen, args)
+  t.equal(agent.freeSockets[Object.keys(agent.freeSockets)[0]]?.length, 1, 'the connection is still open')
+  t.equal(seen?.deref(), undefined, 'the request was collected')
+  t.equal(args?.deref(), undefined, 'the tool arguments were collected')
+})
+
+/**
+ * A handler that sends before it returns (a custom route's `reply.send()`, the MCP route's own
+ * refusals) has Fastify write the answer while the request scope is open: it is written outside it.
+ */
+for (const target of [
+  { name: 'a custom route that sends synchronously', method: 'GET', path: '/sync', headers: {}, status: 200, body: { ok: true } },
+  { name: "the MCP route's own 405", method: 'GET', path: '/api/mcp', headers: mcpHeaders, status: 405, body: { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null } },
+]) t.test(`${target.name} does not keep its request alive on a keep-alive connection`, async (t) => {
+  let seen: WeakRef<object> | undefined
+  const server = await buildServer({ rest: { mcp: { enabled: true } } })
+  server.app.addHook('onRequest', (request, _reply, done) => {
+    if (request.url === target.path) seen = new WeakRef(request)
+    done()
+  })
+  server.app.get('/sync', (_request, reply) => {
+    reply.send({ ok: true })
+  })
   await server.app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(() => server.close())
   const { port } = server.app.server.address() as { port: number }
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   t.teardown(() => agent.destroy())
 
-  const payload = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'mem_keep', arguments: { blob: 'x'.repeat(200_000) } } })
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }
-  const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const outgoing = request({ host: '127.0.0.1', port, agent, method: 'POST', path: '/api/mcp', headers }, (incoming) => {
-      let text = ''
-      incoming.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
-      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, text }))
-    })
-    outgoing.on('error', reject)
-    outgoing.end(payload)
-  })
-  t.equal(answer.status, 200)
-  t.same(JSON.parse(answer.text), { result: { content: [{ type: 'text', text: '{"size":200000}' }] }, jsonrpc: '2.0', id: 1 })
+  await coldDateCache()
+  const answer = await send(agent, port, target.method, target.path, target.headers)
+  t.equal(answer.status, target.status)
+  t.same(JSON.parse(answer.text), target.body)
 
-  for (let i = 0; i < 5 && (seen?.deref() !== undefined || args?.deref() !== undefined); i++) {
-    await new Promise((resolve) => setImmediate(resolve))
-    gc()
-  }
+  await collect(seen)
   t.equal(agent.freeSockets[Object.keys(agent.freeSockets)[0]]?.length, 1, 'the connection is still open')
+  t.ok(seen, 'the request was seen')
   t.equal(seen?.deref(), undefined, 'the request was collected')
-  t.equal(args?.deref(), undefined, 'the tool arguments were collected')
 })

@@ -118,7 +118,9 @@ export function createActionStream(parts: StreamParts): ActionStream {
     waiting = false
     if (ended) return DONE
     cancellation.abort(abortReason(abortReasons.closed))
-    end(parts.finish(Err(parts.thrownMessage(error))))
+    // In the execution's scope: a consumer may pull from outside it (the answer is written outside the
+    // request scope), and the text of a hidden error names the request's id (exposeErrors: false).
+    end(parts.finish(Err(inScope(() => parts.thrownMessage(error)))))
     return DONE
   }
   const pull = () => (iterator ??= parts.iterable[Symbol.asyncIterator]()).next()

@@ -28,6 +28,21 @@ export type ActionHandler<TInput = unknown, TOutput = unknown, TFailure extends 
   context: ServerContext,
 ) => OkResult<TOutput> | TFailure | Promise<OkResult<TOutput> | TFailure>
 
+/**
+ * What a streaming handler's generator may return: its final value (sent in the `done` event), or a
+ * Result (`Ok(final)`, or `Err(text)` to end the stream with an error event).
+ */
+export type StreamFinal<TFinal = unknown> = TFinal | Result<TFinal, string>
+
+/**
+ * A streaming action's handler: an async generator function (each `yield` is one event, the `return`
+ * value the final value), or a function that returns an `AsyncIterable` (then set `stream: true`).
+ */
+export type StreamHandler<TInput = unknown, TEvent = unknown, TFinal = unknown> = (
+  data: TInput,
+  context: ServerContext,
+) => AsyncGenerator<TEvent, StreamFinal<TFinal>, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
+
 /** A named operation. Create it with `createAction` so `data` is typed from `validation`. */
 export interface Action<TInput = any, TOutput = unknown> {
   name: string
@@ -39,10 +54,21 @@ export interface Action<TInput = any, TOutput = unknown> {
    * and serializes the envelope with a compiled serializer that drops undeclared fields.
    */
   output?: ValidationSchema | null
-  handler: ActionHandler<TInput, TOutput>
+  /**
+   * Returns a Result; or, for a streaming action, is an async generator function (or returns an
+   * `AsyncIterable`, with `stream: true`): each yielded value is one event, and `output` then
+   * describes each event.
+   */
+  handler: ActionHandler<TInput, TOutput> | StreamHandler<TInput, any, any>
+  /**
+   * A streaming action (docs/streaming.md). Found by itself when the handler is an async generator
+   * function; set it when the handler is a plain function that returns an `AsyncIterable`.
+   */
+  stream?: boolean
   /**
    * The errors callers can tell apart, by code: `{ NOT_FOUND: { status: 404, data: Type.Object({ id: Type.String() }) } }`.
-   * The handler returns one with `Fail(code, data?, message?)`; see docs/errors.md.
+   * The handler returns one with `Fail(code, data?, message?)`; a streaming action's generator too
+   * (`return Fail(...)`: its error event). See docs/errors.md.
    */
   errors?: ErrorDeclarations
   isProtected?: boolean
@@ -52,8 +78,16 @@ export interface Action<TInput = any, TOutput = unknown> {
   hooks?: ActionHooks
   meta?: Record<string, unknown>
   isSpecial?: ActionSpecial
-  /** Per-action timeout in ms; overrides `ServerConfig.actionTimeout`. */
+  /**
+   * Per-action timeout in ms; overrides `ServerConfig.actionTimeout`. For a streaming action: the
+   * longest silence allowed between two events.
+   */
   timeout?: number
+}
+
+/** True for a streaming action: `stream: true`, or a handler that is an async generator function. */
+export function isStreamingAction(action: Pick<Action, 'handler' | 'stream'>): boolean {
+  return action.stream === true || Object.prototype.toString.call(action.handler) === '[object AsyncGeneratorFunction]'
 }
 
 /**
@@ -88,8 +122,8 @@ export type AfterActionHandler = (args: AfterActionHandlerArgs) => Result<unknow
 /** An action as written: its `validation` schema decides the type of the handler's `data`. */
 export type ActionDefinition<S extends ValidationSchema | null | undefined, TOutput> = Omit<
   Action<InferInput<S>, TOutput>,
-  'validation'
-> & { validation?: S }
+  'validation' | 'handler'
+> & { validation?: S; handler: ActionHandler<InferInput<S>, TOutput> }
 
 // ---- End-to-end types (issue 13): what `createAction` keeps for the typed client. ----
 
@@ -108,7 +142,8 @@ export type TypedAction<
   V extends ActionVisibility | undefined = ActionVisibility | undefined,
   X extends ActionSpecial | undefined = ActionSpecial | undefined,
   E extends ErrorDeclarations = ErrorDeclarations,
-> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial' | 'errors'> & {
+> = Omit<Action<InferInput<S>, TOutput>, 'name' | 'validation' | 'visibility' | 'isSpecial' | 'errors' | 'handler'> & {
+  handler: ActionHandler<InferInput<S>, TOutput>
   name: N
   validation?: S
   visibility?: V
@@ -126,8 +161,51 @@ type Definition<S extends ValidationSchema | null | undefined, TOutput, E extend
 }
 
 /**
+ * A streaming action as `createAction` returns it: a TypedAction whose handler yields `TEvent` and
+ * returns `TFinal`; `EventOf` and `FinalOf` (lib/service.ts) read them back for the client.
+ */
+export type TypedStreamAction<
+  N extends string = string,
+  S extends ValidationSchema | null | undefined = ValidationSchema | null | undefined,
+  TEvent = unknown,
+  TFinal = unknown,
+  V extends ActionVisibility | undefined = ActionVisibility | undefined,
+  X extends ActionSpecial | undefined = ActionSpecial | undefined,
+  E extends ErrorDeclarations = ErrorDeclarations,
+> = Omit<TypedAction<N, S, never, V, X, E>, 'handler'> & { handler: StreamHandler<InferInput<S>, TEvent, TFinal> }
+
+/** A streaming action's event type: its `output` schema's, else what the handler yields. */
+type EventType<O, TEvent> = [O] extends [ValidationSchema] ? InferOutputSchema<O> : TEvent
+
+/**
+ * The final value of a generator that returns `R`: its failures (`Err`, `Fail`: the error event) left
+ * out, an `Ok` unwrapped; `void` when it can only fail or returns nothing.
+ */
+type FinalFrom<R> = [Exclude<R, { ok: false }>] extends [never] ? void : UnwrapOk<Exclude<R, { ok: false }>>
+type UnwrapOk<F> = F extends { ok: true; value: infer V } ? V : F
+
+/**
+ * A generator may end with a plain `Err` or a `Fail` of a declared code; any other `Fail` makes the
+ * handler a type error (as a non-streaming handler's does).
+ */
+type ReturnsDeclared<R, E extends ErrorDeclarations> = [Extract<R, { ok: false }>] extends [PlainErr | DeclaredFailureOf<E>]
+  ? unknown
+  : { handler: 'returns a Fail whose code is not declared in errors' }
+
+/** The generator's whole return type `R` is inferred (its value, `Ok`, `Err` or `Fail`), then sorted by `FinalFrom`. */
+type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, R, E extends ErrorDeclarations> = Omit<
+  Action<InferInput<S>>,
+  'name' | 'validation' | 'visibility' | 'isSpecial' | 'output' | 'handler' | 'errors'
+> & {
+  validation?: S
+  errors?: E
+  handler: (data: InferInput<S>, context: ServerContext) => AsyncGenerator<TEvent, R, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
+}
+
+/**
  * Defines an action; the handler's `data` is typed from `validation`, and the result keeps the types the client needs.
  * With an `output` schema the handler must return `Ok` of that schema's type, and the client's success type follows it.
+ * A handler that is an async generator function makes a streaming action: `output` is then the schema of each event.
  */
 export function createAction<
   const N extends string,
@@ -154,6 +232,18 @@ export function createAction<
 >(
   definition: Definition<S, TOutput, E> & { name: N; visibility?: V; isSpecial?: X; output?: null },
 ): TypedAction<N, S, TOutput, V, X, E>
+export function createAction<
+  const N extends string,
+  TEvent,
+  S extends ValidationSchema | null | undefined = undefined,
+  O extends ValidationSchema | null | undefined = undefined,
+  R = void,
+  const V extends ActionVisibility | undefined = undefined,
+  const X extends ActionSpecial | undefined = undefined,
+  E extends ErrorDeclarations = {},
+>(
+  definition: StreamDefinition<S, EventType<O, TEvent>, R, E> & { name: N; output?: O; visibility?: V; isSpecial?: X } & ReturnsDeclared<R, E>,
+): TypedStreamAction<N, S, EventType<O, TEvent>, FinalFrom<R>, V, X, E> & { output?: O }
 export function createAction(definition: Action): Action {
   return definition
 }

@@ -32,6 +32,8 @@ export const DEFAULTS = Object.freeze({
     /** Under the base URL: `{baseUrl}/mcp`. */
     mcpPath: '/mcp',
     mcpRequireAuth: false,
+    /** A streaming action called as a tool: the most events one call collects (docs/streaming.md#mcp). */
+    mcpMaxStreamEvents: 1000,
     openapiEnabled: false,
     /** Under the base URL: `{baseUrl}/openapi.json`. */
     openapiPath: '/openapi.json',
@@ -47,6 +49,15 @@ export const DEFAULTS = Object.freeze({
     maxDepth: 64,
     /** Static files: a symbolic link that leaves `staticDir` answers 404 unless this is true. */
     staticFollowSymlinks: false,
+  }),
+  /** `rest.streams`: streaming actions over Server-Sent Events (docs/streaming.md). */
+  streams: Object.freeze({
+    /** A `: keep-alive` comment on a stream silent this long (ms), so proxies keep it open. */
+    keepAlive: 15_000,
+    /** Longest life of one stream (ms); it then ends with an `FA_ERR_STREAM_DURATION` error event. */
+    maxDuration: 3_600_000,
+    /** Open streams per client key at once (the rate limiter's key; only with `rest.rateLimiting`). */
+    maxPerClient: 32,
   }),
   /** `rest.underPressure: true`: load shedding with these thresholds (off unless asked for). */
   underPressure: Object.freeze({

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { AuthResult } from './auth.js'
+import { Cancellation, neverAborted } from './cancellation.js'
 import { ErrNotInitialized } from './errors.js'
 import type { ServiceLogger } from './logger.js'
 
@@ -24,6 +25,11 @@ export interface RequestStore {
   auth?: AuthResult
   /** The context of the server (or plugin registration) serving this request. */
   context?: ServerContext<any>
+  /**
+   * The request's own signal (the REST adapter's aborts when the client disconnects or the server
+   * shuts down), made on the first call. Each execution's `context.signal` follows it.
+   */
+  signal?: () => AbortSignal | undefined
 }
 
 export interface HookLogEntry {
@@ -49,8 +55,12 @@ export type AuthUser = Record<string, unknown> & { userId: string; organizationI
 /** What the scope holds: the current request's store and the execution in progress, each optional. */
 interface Scope {
   readonly request: RequestStore | undefined
-  readonly execution: HookContext | undefined
+  readonly execution: ExecutionState | undefined
 }
+
+/** The execution's cancellation rides on its hook context under a symbol (the scope keeps two fields: cheaper to make). */
+const CANCELLATION = Symbol('fastify-actions.cancellation')
+type ExecutionState = HookContext & { [CANCELLATION]?: Cancellation }
 
 // One AsyncLocalStorage for both: on Node 20 every promise created runs a propagation step per storage.
 const scopeStorage = new AsyncLocalStorage<Scope>()
@@ -79,17 +89,33 @@ export function getRequestStore(): RequestStore | undefined {
   return scopeStorage.getStore()?.request
 }
 
-export function createRequestStore(rest?: unknown, context?: ServerContext<any>): RequestStore {
-  return { rest, sessions: {}, context }
+export function createRequestStore(rest?: unknown, context?: ServerContext<any>, signal?: RequestStore['signal']): RequestStore {
+  return { rest, sessions: {}, context, signal }
 }
 
 export function createHookContext(actionName: string, input: unknown): HookContext {
-  return { actionName, input, state: {}, log: { before: [], after: [] } }
+  return { actionName, input, state: {}, log: { before: [], after: [] }, [CANCELLATION]: undefined } as HookContext
 }
 
-/** Runs one execution of an action with its own hook context (the request store, if any, stays). */
-export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T): T {
+/** Runs one execution of an action with its own hook context and cancellation (the request store, if any, stays). */
+export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T, cancellation?: Cancellation): T {
+  if (cancellation) (hookContext as ExecutionState)[CANCELLATION] = cancellation
   return scopeStorage.run({ request: scopeStorage.getStore()?.request, execution: hookContext }, fn)
+}
+
+/** The cancellation of the execution in progress, if any. */
+export function currentCancellation(): Cancellation | undefined {
+  return scopeStorage.getStore()?.execution?.[CANCELLATION]
+}
+
+/**
+ * The current scope, captured: the returned function runs `fn` inside it. A stream's generator runs
+ * when its consumer pulls, so each pull re-enters the execution's scope through it.
+ */
+export function captureScope(): <R>(fn: () => R) => R {
+  const scope = scopeStorage.getStore()
+  // Already inside it (a consumer that pulls from within the scope): no new run per pull.
+  return (fn) => (scope && scopeStorage.getStore() !== scope ? scopeStorage.run(scope, fn) : fn())
 }
 
 const requestScopedKeys = new Set(['rest', 'ws', 'rpc'])
@@ -135,6 +161,15 @@ export class ServerContext<TDB = unknown> {
     return sessions[name]
   }
 
+  /**
+   * The execution's AbortSignal: aborts when the client disconnects, the action's timeout fires, the
+   * server shuts down or (for a stream) the stream is closed; its `reason` is an `FA_ERR_ABORTED`
+   * error saying which. Outside an execution: a signal that never aborts.
+   */
+  get signal(): AbortSignal {
+    return scopeStorage.getStore()?.execution?.[CANCELLATION]?.signal ?? neverAborted
+  }
+
   /** The hook context of the execution in progress. */
   get hookContext(): HookContext {
     return scopeStorage.getStore()?.execution ?? this.#idleHookContext
@@ -143,7 +178,8 @@ export class ServerContext<TDB = unknown> {
   resetHookContext(actionName: string, input: unknown): void {
     const fresh = createHookContext(actionName, input)
     const current = scopeStorage.getStore()?.execution
-    if (current) Object.assign(current, fresh, { error: undefined, output: undefined })
+    // The execution's cancellation stays (Object.assign would copy the fresh one's empty slot over it).
+    if (current) Object.assign(current, fresh, { error: undefined, output: undefined, [CANCELLATION]: current[CANCELLATION] })
     else this.#idleHookContext = fresh
   }
 

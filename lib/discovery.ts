@@ -1,4 +1,4 @@
-import { isVisibleToRest, type Action, type Service } from './action.js'
+import { isStreamingAction, isVisibleToRest, type Action, type Service } from './action.js'
 import { describeErrors } from './declared-errors.js'
 import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
@@ -34,6 +34,11 @@ function visibleActions(services: readonly Service[]): Visible {
   return new Map(services.map((service) => [service.name, new Map(service.actions.filter(isVisibleToRest).map((action) => [action.name, action]))]))
 }
 
+/** `stream: true` on a streaming action; other actions keep the specification's exact shape. */
+function streamFlag(action: Action): { stream?: true } {
+  return isStreamingAction(action) ? { stream: true } : {}
+}
+
 /** The specification's three `explore` shapes. */
 function exploreAnswers(services: readonly Service[], visible: Visible): Answers {
   const all = success(messages.servicesListed, {
@@ -53,6 +58,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
       isProtected: action.isProtected === true,
       validation: Boolean(action.validation),
       accessControl: action.accessControl ?? [],
+      ...streamFlag(action),
     }))
     byService.set(serviceName, success(messages.actionsListed(serviceName), { actions: summaries }))
     for (const action of actions.values()) {
@@ -63,6 +69,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
         accessControl: action.accessControl ?? null,
         hooks: { before: action.hooks?.before ?? [], after: action.hooks?.after ?? [] },
         meta: action.meta ?? null,
+        ...streamFlag(action),
         ...declaredErrors(serviceName, action),
       }
       byAction.set(actionKey(serviceName, action.name), success(messages.actionDescribed(serviceName, action.name), detail))
@@ -108,8 +115,14 @@ export function createDiscovery(engine: Engine): Discovery {
   const inputs = new Map<Action, Record<string, unknown> | null>()
   for (const actions of visible.values()) for (const action of actions.values()) inputs.set(action, toJsonSchema(action.validation))
   const inputOnly = answer(schemaAnswers(visible, (action) => inputs.get(action) ?? null))
+  // With outputs, a streaming action's `output` is the schema of each event, and it says `stream: true`.
   const withOutputs = answer(
-    schemaAnswers(visible, (action) => ({ input: inputs.get(action) ?? null, output: outputJsonSchema(action), ...declaredErrors(serviceOf.get(action)!, action) })),
+    schemaAnswers(visible, (action) => ({
+      input: inputs.get(action) ?? null,
+      output: outputJsonSchema(action),
+      ...streamFlag(action),
+      ...declaredErrors(serviceOf.get(action)!, action),
+    })),
   )
   return {
     explore: answer(exploreAnswers(services, visible)),

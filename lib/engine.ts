@@ -1,6 +1,7 @@
 import type { Action, AfterActionHandler, BeforeActionHandler, Service } from './action.js'
 import type { AuthResult } from './auth.js'
-import { createHookContext, runInExecutionScope, type ServerContext } from './context.js'
+import { abortReason, abortReasons, Cancellation } from './cancellation.js'
+import { captureScope, createHookContext, getRequestStore, runInExecutionScope, type ServerContext } from './context.js'
 import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
 import { isDeclaredFailure, resolveDeclared } from './declared-errors.js'
 import { fail, type Failure } from './errors.js'
@@ -8,6 +9,16 @@ import { messages } from './messages.js'
 import { compileRegistry, type CompiledAction, type CompiledHook, type Registry } from './registry.js'
 import { Err, Ok, isResult, type OkResult, type Result } from './result.js'
 import { run, settle, withDeadline, type Steps } from './steps.js'
+import { createActionStream, isActionStream } from './stream.js'
+
+/** What a caller may pass to one execution. */
+export interface ExecuteOptions {
+  /**
+   * The caller's own signal: the execution's `context.signal` aborts with it. Without one, inside a
+   * REST request, the request's (it aborts when the client disconnects or the server shuts down).
+   */
+  signal?: AbortSignal
+}
 
 /** Verifies the caller of a protected action; fills the request's auth result or answers an `FA_ERR_AUTH` failure. */
 export type Authenticator = (context: ServerContext<any>) => Promise<Result<AuthResult, string>> | Result<AuthResult, string>
@@ -57,13 +68,18 @@ export interface Engine {
   getServiceActions: (service: string) => OkResult<Action[]> | Failure
   /** The action, or an `FA_ERR_SERVICE_NOT_FOUND` / `FA_ERR_ACTION_NOT_FOUND` failure. */
   getAction: (service: string, action: string) => OkResult<Action> | Failure
-  /** The one pipeline: auth, global before, before hooks, validation, handler, after hooks, global after. Never throws. */
-  executeAction: (service: string, action: string, payload: unknown, context: ServerContext<any>) => Promise<Result<unknown, string>>
+  /**
+   * The one pipeline: auth, global before, before hooks, validation, handler, after hooks, global after. Never throws.
+   * For a streaming action whose gate passed (auth, global before, before hooks, validation) the `Ok`
+   * value is an `ActionStream` (lib/stream.ts, `isActionStream`): the events, then its `result` (the
+   * final value after the after hooks and the global after handler). Refusals are plain `Err`s.
+   */
+  executeAction: (service: string, action: string, payload: unknown, context: ServerContext<any>, options?: ExecuteOptions) => Promise<Result<unknown, string>>
   /**
    * The same pipeline as `executeAction`, for adapters on a hot path: the Result itself when nothing
    * in the execution waited on a promise (no promise and no microtask made), else a promise of it.
    */
-  execute: (service: string, action: string, payload: unknown, context: ServerContext<any>) => Result<unknown, string> | Promise<Result<unknown, string>>
+  execute: (service: string, action: string, payload: unknown, context: ServerContext<any>, options?: ExecuteOptions) => Result<unknown, string> | Promise<Result<unknown, string>>
   /** Sets the authenticator (the auth plugin does this at boot). */
   setAuthenticator: (authenticate: Authenticator | undefined) => void
 }
@@ -91,8 +107,14 @@ function notAResult(pipeline: Pipeline, what: string): Failure {
   return failure
 }
 
+/** The timeout's failure; the execution's signal aborts with it. */
+function timedOut(compiled: CompiledAction, timeout: number, cancellation: Cancellation | undefined): ActionTimeout {
+  cancellation?.abort(abortReason(abortReasons.timeout(timeout)))
+  return new ActionTimeout(fail.actionTimeout(compiled.name, timeout))
+}
+
 /** Validation plus handler, with exceptions, non-Results and timeouts turned into failures. */
-function* runAction(pipeline: Pipeline, compiled: CompiledAction, input: unknown, context: ServerContext<any>): Steps<Result<unknown, string>> {
+function* runAction(pipeline: Pipeline, compiled: CompiledAction, input: unknown, context: ServerContext<any>, cancellation?: Cancellation): Steps<Result<unknown, string>> {
   let data = input
   if (compiled.validate) {
     const checked = yield* settle(compiled.validate(input))
@@ -102,7 +124,7 @@ function* runAction(pipeline: Pipeline, compiled: CompiledAction, input: unknown
   try {
     const pending = compiled.action.handler(data, context)
     const { timeout } = compiled
-    const result = yield* settle(timeout ? withDeadline(pending, timeout, () => new ActionTimeout(fail.actionTimeout(compiled.name, timeout))) : pending)
+    const result = yield* settle(timeout ? withDeadline(pending, timeout, () => timedOut(compiled, timeout, cancellation)) : pending)
     if (!isResult(result)) return notAResult(pipeline, compiled.name)
     return result.ok ? (result as Result<unknown, string>) : declaredOrPlain(pipeline, compiled, result as Result<unknown, string>)
   } catch (error) {
@@ -177,12 +199,15 @@ function* runPipeline(
   compiled: CompiledAction,
   payload: unknown,
   context: ServerContext<any>,
+  cancellation: Cancellation,
   trace?: ExecutionTrace,
 ): Steps<Result<unknown, string>> {
   const input = yield* runGate(pipeline, compiled, payload, context, trace)
   // A declared error of the global before handler or of a critical before hook: the action's own.
   if (!input.ok) return declaredOrPlain(pipeline, compiled, input)
-  let result = yield* runAction(pipeline, compiled, input.value, context)
+  if (compiled.stream) return yield* startStream(pipeline, compiled, input.value, payload, context, cancellation, trace)
+  let result = yield* runAction(pipeline, compiled, input.value, context, cancellation)
+  // runEnd's steps, inline: one generator fewer per execution on the hot path.
   if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled, compiled.after, 'after', result.value, context, trace)
   if (pipeline.globalAfter) {
     result = yield* settle(pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result }))
@@ -195,10 +220,107 @@ function* runPipeline(
   return result
 }
 
+/** After a stream's end: the after hooks (on an `Ok`), the global after handler, the hook context's outcome (as runPipeline does inline). */
+function* runEnd(
+  pipeline: Pipeline,
+  compiled: CompiledAction,
+  payload: unknown,
+  handled: Result<unknown, string>,
+  context: ServerContext<any>,
+  trace?: ExecutionTrace,
+): Steps<Result<unknown, string>> {
+  let result = handled
+  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled, compiled.after, 'after', result.value, context, trace)
+  if (pipeline.globalAfter) {
+    result = yield* settle(pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result }))
+    if (!isResult(result)) return notAResult(pipeline, 'onAfterActionHandler')
+  }
+  // Settled against this action's declarations (a hook's declared error carried its own).
+  if (!result.ok) result = declaredOrPlain(pipeline, compiled, result)
+  if (result.ok) context.setHookOutput(result.value)
+  else context.setHookError(result.error)
+  return result
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+}
+
+/**
+ * A streaming action past its gate: validation, then the handler, which gives its events (an async
+ * generator, or an `AsyncIterable`, or `Ok` of one; an `Err` refuses before the stream starts). The
+ * after hooks and the global after handler run once, on the final value, when the stream ends.
+ */
+function* startStream(
+  pipeline: Pipeline,
+  compiled: CompiledAction,
+  input: unknown,
+  payload: unknown,
+  context: ServerContext<any>,
+  cancellation: Cancellation,
+  trace: ExecutionTrace | undefined,
+): Steps<Result<unknown, string>> {
+  let data = input
+  if (compiled.validate) {
+    const checked = yield* settle(compiled.validate(input))
+    if (!checked.ok) return fail.validation(checked.errors)
+    data = checked.value
+  }
+  let returned: unknown
+  try {
+    returned = yield* settle(compiled.action.handler(data, context))
+  } catch (error) {
+    return Err(pipeline.thrownMessage(error))
+  }
+  if (isResult(returned)) {
+    if (!returned.ok) return declaredOrPlain(pipeline, compiled, returned as Result<unknown, string>)
+    returned = returned.value
+  }
+  if (!isAsyncIterable(returned)) {
+    const failure = fail.notAResult(compiled.name)
+    pipeline.diagnostics.error('engine.executeAction', messages.streamNotIterable(compiled.name))
+    return failure
+  }
+  const inScope = captureScope()
+  const onError = (error: unknown) => Err(pipeline.thrownMessage(error))
+  const finish = (result: Result<unknown, string>) =>
+    Promise.resolve(inScope(() => run(runEnd(pipeline, compiled, payload, result, context, trace), onError))).then((final) => {
+      trace?.end(final)
+      return final
+    })
+  return Ok(
+    createActionStream({
+      name: compiled.name,
+      iterable: returned,
+      cancellation,
+      timeout: compiled.timeout,
+      inScope,
+      thrownMessage: pipeline.thrownMessage,
+      finish,
+    }),
+  )
+}
+
+/** Each execution's `context.signal` follows the REST request's, when it runs in one. */
+const requestSignal = () => getRequestStore()?.signal?.()
+
 function lookup(registry: Registry, serviceName: string, actionName: string): CompiledAction | Failure {
   const service = registry.get(serviceName)
   if (!service) return fail.serviceNotFound(serviceName)
   return service.actions.get(actionName) ?? fail.actionNotFound(serviceName, actionName)
+}
+
+/** A streaming action's answer is known: a stream goes on (and ends its trace itself); a refusal is over. */
+function ended(result: Result<unknown, string>, cancellation: Cancellation, trace: ExecutionTrace | undefined): Result<unknown, string> {
+  if (result.ok && isActionStream(result.value)) return result
+  return over(result, cancellation, trace)
+}
+
+/** An execution is over: its signal stops following the caller's, its trace ends. */
+function over(result: Result<unknown, string>, cancellation: Cancellation, trace: ExecutionTrace | undefined): Result<unknown, string> {
+  cancellation.dispose()
+  trace?.end(result)
+  return result
 }
 
 /** The engine: the services' lookup table, built once, and the one pipeline that runs an action. */
@@ -213,23 +335,25 @@ export function createEngine(options: EngineOptions): Engine {
     instrument: options.instrument,
   }
   const serviceList = options.services.slice()
-  function execute(serviceName: string, actionName: string, payload: unknown, context: ServerContext<any>): Result<unknown, string> | Promise<Result<unknown, string>> {
+  function execute(
+    serviceName: string,
+    actionName: string,
+    payload: unknown,
+    context: ServerContext<any>,
+    options?: ExecuteOptions,
+  ): Result<unknown, string> | Promise<Result<unknown, string>> {
     const compiled = lookup(registry, serviceName, actionName)
     if ('ok' in compiled) return compiled
     const hookContext = createHookContext(compiled.name, payload)
+    const signal = options?.signal
+    const cancellation = new Cancellation(signal ? () => signal : requestSignal)
     // A throwing global handler or authenticator: the same rule as a throwing handler.
     const onError = (error: unknown) => Err(pipeline.thrownMessage(error))
     const trace = pipeline.instrument?.({ service: serviceName, action: actionName, intent: 'execute' })
-    if (!trace) return runInExecutionScope(hookContext, () => run(runPipeline(pipeline, compiled, payload, context), onError))
-    const traced = trace.run(() => runInExecutionScope(hookContext, () => run(runPipeline(pipeline, compiled, payload, context, trace), onError)))
-    if (!(traced instanceof Promise)) {
-      trace.end(traced)
-      return traced
-    }
-    return traced.then((result) => {
-      trace.end(result)
-      return result
-    })
+    const runOnce = () => run(runPipeline(pipeline, compiled, payload, context, cancellation, trace), onError)
+    const outcome = trace ? trace.run(() => runInExecutionScope(hookContext, runOnce, cancellation)) : runInExecutionScope(hookContext, runOnce, cancellation)
+    if (!(outcome instanceof Promise)) return compiled.stream ? ended(outcome, cancellation, trace) : over(outcome, cancellation, trace)
+    return outcome.then((result) => (compiled.stream ? ended(result, cancellation, trace) : over(result, cancellation, trace)))
   }
   return {
     getServices: () => Ok(serviceList),
@@ -242,8 +366,8 @@ export function createEngine(options: EngineOptions): Engine {
       return 'ok' in compiled ? compiled : Ok(compiled.action)
     },
     execute,
-    executeAction(serviceName, actionName, payload, context) {
-      const outcome = execute(serviceName, actionName, payload, context)
+    executeAction(serviceName, actionName, payload, context, options) {
+      const outcome = execute(serviceName, actionName, payload, context, options)
       return outcome instanceof Promise ? outcome : Promise.resolve(outcome)
     },
     setAuthenticator(next) {

@@ -47,6 +47,10 @@ export const failureCodes = [
   'FA_ERR_MULTIPART_PART_INVALID',
   'FA_ERR_JSON_TOO_DEEP',
   'FA_ERR_UNDER_PRESSURE',
+  'FA_ERR_NOT_ACCEPTABLE',
+  'FA_ERR_TOO_MANY_STREAMS',
+  'FA_ERR_STREAM_DURATION',
+  'FA_ERR_SHUTTING_DOWN',
   'FA_ERR_HOST_NOT_ALLOWED',
   'FA_ERR_ORIGIN_NOT_ALLOWED',
 ] as const
@@ -131,6 +135,11 @@ export const fail = {
   multipartPartInvalid: (reason: string) => failure('FA_ERR_MULTIPART_PART_INVALID', messages.multipartPartInvalid(reason), upload({ reason })),
   jsonTooDeep: (max: number) => failure('FA_ERR_JSON_TOO_DEEP', messages.jsonTooDeep(max), { maxDepth: max }),
   underPressure: () => failure('FA_ERR_UNDER_PRESSURE', messages.underPressure),
+  /** A streaming action called without `Accept: text/event-stream`. */
+  notAcceptable: (name: string) => failure('FA_ERR_NOT_ACCEPTABLE', messages.streamNotAcceptable(name)),
+  tooManyStreams: (max: number) => failure('FA_ERR_TOO_MANY_STREAMS', messages.tooManyStreams(max), { maxPerClient: max }),
+  streamDuration: (name: string, ms: number) => failure('FA_ERR_STREAM_DURATION', messages.streamDuration(name, ms)),
+  shuttingDown: () => failure('FA_ERR_SHUTTING_DOWN', messages.shuttingDown),
   /** A Host outside `rest.allowedHosts` (DNS rebinding): plugins/hosts.ts. */
   hostNotAllowed: () => failure('FA_ERR_HOST_NOT_ALLOWED', messages.hostNotAllowed),
   /** An MCP request from a web page whose Origin is neither the server's own nor listed. */
@@ -165,6 +174,8 @@ export const ErrSingletonMismatch = createError(
   'FA_ERR_SINGLETON_MISMATCH',
   'createServer: the existing server has no REST interface but this call asks for one; pass forceNewInstance: true',
 )
+/** The `reason` of an aborted `context.signal`: the text says why (lib/cancellation.ts). */
+export const ErrAborted = createError<[string]>('FA_ERR_ABORTED', 'Action aborted: %s')
 export const ErrStaticDir = createError<[string, string]>('FA_ERR_STATIC_DIR', "createServer: cannot create staticDir '%s': %s")
 
 /** The classes of thrown errors. */
@@ -185,6 +196,7 @@ const thrownClasses = [
   ErrNotRegistered,
   ErrSingletonMismatch,
   ErrStaticDir,
+  ErrAborted,
 ]
 
 /** The codes of thrown errors (@fastify/error sets `code` on each instance, so one is made to read it). */

@@ -18,6 +18,7 @@ export {
   type ActionSpecial,
   type AfterActionHandler,
   type AfterActionHandlerArgs,
+  isStreamingAction,
   type BeforeActionHandler,
   type BeforeActionHandlerArgs,
   type HookRef,
@@ -51,7 +52,9 @@ export {
 } from './context.js'
 export type { AuthResult } from './auth.js'
 export { DEFAULTS, type CoreConfig, type OnBootConfig, type ResolvedCoreConfig } from './config.js'
-export { createEngine, type Engine, type EngineOptions, type Authenticator, type ExecutionInfo, type ExecutionTrace, type Instrument } from './engine.js'
+export { createEngine, type Engine, type EngineOptions, type ExecuteOptions, type Authenticator, type ExecutionInfo, type ExecutionTrace, type Instrument } from './engine.js'
+export { isActionStream, type ActionStream } from './stream.js'
+export { abortReasons } from './cancellation.js'
 export { createOtelInstrument, spanAttributes, TRACER_NAME } from './tracing.js'
 export { toExternalResponse, type ExternalRequest, type ExternalResponse, type Intent } from './envelope.js'
 export {
@@ -104,6 +107,6 @@ export type { TokenSigner } from '../plugins/auth.js'
 // Issuing tokens from an action: a login action calls signToken.
 export { signToken, clearTokenCookie, type SignTokenOptions, type TokenCookieOptions } from '../plugins/token.js'
 // End-to-end types for the client: createService keeps literal names; the helpers read an action's types.
-export { createService, type TypedService, type PayloadOf, type OutputOf, type ErrorsOf } from './service.js'
-export type { TypedAction, ActionVisibility } from './action.js'
+export { createService, type TypedService, type PayloadOf, type OutputOf, type ErrorsOf, type EventOf, type FinalOf, type IsStreamingAction } from './service.js'
+export type { TypedAction, TypedStreamAction, ActionVisibility, StreamHandler, StreamFinal } from './action.js'
 export { UploadedFile, UploadedFiles } from './uploads/file-schema.js'

@@ -152,6 +152,13 @@ export const messages = {
   // Hardening (docs/security.md)
   jsonTooDeep: (max: number) => `JSON body nested deeper than ${max} levels`,
   underPressure: 'Service under pressure, retry later',
+  // Streaming actions (lib/stream.ts, plugins/sse.ts)
+  streamNotAcceptable: (name: string) => `Action '${name}' streams its answer: send the header 'Accept: text/event-stream'`,
+  tooManyStreams: (max: number) => `Too many open streams for this client (at most ${max})`,
+  streamDuration: (name: string, ms: number) => `Stream '${name}' ended after its longest duration of ${ms}ms`,
+  shuttingDown: 'Server is shutting down',
+  streamAsHook: (hook: string, owner: string) => `Hook '${hook}' of action '${owner}' is a streaming action; a hook must answer once`,
+  streamNotIterable: (what: string) => `'${what}' is a streaming action but did not return an AsyncIterable`,
   hostNotAllowed: 'Host not allowed: list it in rest.allowedHosts',
   originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
   secondUnnamedRegistration:

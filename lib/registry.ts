@@ -1,4 +1,4 @@
-import type { Action, HookRef, Service } from './action.js'
+import { isStreamingAction, type Action, type HookRef, type Service } from './action.js'
 import { compileErrors, type CompiledErrors } from './declared-errors.js'
 import { ErrConfig, ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
 import { messages } from './messages.js'
@@ -20,6 +20,8 @@ export interface CompiledAction {
   /** Its declared errors, checked and compiled; undefined when it declares none. */
   errors?: CompiledErrors
   timeout?: number
+  /** A streaming action (lib/stream.ts): its handler gives events. */
+  stream: boolean
   before: CompiledHook[]
   after: CompiledHook[]
 }
@@ -55,6 +57,7 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
         validate: action.validation ? compileValidator(action.validation) : undefined,
         errors: compileErrors(name, action.errors),
         timeout: action.timeout ?? actionTimeout,
+        stream: isStreamingAction(action),
         before: [],
         after: [],
       })
@@ -64,6 +67,8 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
   const resolve = (owner: CompiledAction, ref: HookRef): CompiledHook => {
     const target = registry.get(ref.service)?.actions.get(ref.action)
     if (!target) throw new ErrUnknownHook(`${ref.service}.${ref.action}`, owner.name)
+    // A hook answers once; a streaming action cannot be one.
+    if (target.stream) throw new ErrConfig(messages.streamAsHook(target.name, owner.name))
     return { ref, name: target.name, target }
   }
   for (const { actions } of registry.values()) {

@@ -52,6 +52,23 @@ export type IsHiddenFromRest<A> = A extends { visibility?: infer V }
 /** True when the action takes multipart uploads (`isSpecial` set through `createAction`). */
 export type IsUploadAction<A> = A extends { isSpecial?: infer X } ? ([NonNullable<X>] extends [never] ? false : true) : false
 
+/** True for a streaming action (its handler returns an `AsyncIterable`: an async generator function). */
+export type IsStreamingAction<A> = A extends { handler: (...args: any[]) => infer R }
+  ? [Awaited<R>] extends [never]
+    ? false
+    : Awaited<R> extends AsyncIterable<any>
+      ? true
+      : false
+  : false
+
+/** The type of each event a streaming action yields (`never` for other actions). */
+export type EventOf<A> = A extends { handler: (...args: any[]) => infer R } ? (Awaited<R> extends AsyncIterable<infer E> ? E : never) : never
+
+type UnwrapFinal<F> = F extends { ok: true; value: infer V } ? V : F extends { ok: false } ? never : F
+type FinalsOf<R> = R extends AsyncGenerator<any, infer F, any> ? UnwrapFinal<F> : never
+
+/** A streaming action's final value (what its generator returns, `Ok` unwrapped); `void` when it returns nothing. */
+export type FinalOf<A> = A extends { handler: (...args: any[]) => infer R } ? ([FinalsOf<Awaited<R>>] extends [never] ? void : FinalsOf<Awaited<R>>) : never
 /** The declared errors of an action (its `errors`, kept by `createAction`): code → the data type; `{}` without any. */
 export type ErrorsOf<A> = A extends { errors?: infer E }
   ? [NonNullable<E>] extends [never]

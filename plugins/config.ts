@@ -139,6 +139,18 @@ export interface CorsConfig {
   addCors?: CorsRouteRule[]
 }
 
+/** `rest.streams`: streaming actions over Server-Sent Events (docs/streaming.md). */
+export interface StreamsConfig {
+  /** Milliseconds of silence after which a `: keep-alive` comment is sent (default 15000). */
+  keepAlive?: number
+  /** Longest life of one stream in ms (default 3600000); it then ends with an error event. */
+  maxDuration?: number
+  /** Open streams per client key at once (default 32); applied with `rest.rateLimiting`, whose key it uses. */
+  maxPerClient?: number
+}
+
+export type ResolvedStreams = Readonly<Required<StreamsConfig>>
+
 /** `rest.mcp`: the Model Context Protocol endpoint, off unless `enabled`. */
 export interface McpConfig {
   /** Default false. */
@@ -151,6 +163,11 @@ export interface McpConfig {
   version?: string
   /** Require a valid JWT (as protected actions do) for every request to the endpoint (default false). */
   requireAuth?: boolean
+  /**
+   * A streaming action called as a tool: the most events one call collects (default 1000). Past it
+   * the action is stopped and the result says `truncated: true` (docs/streaming.md#mcp).
+   */
+  maxStreamEvents?: number
 }
 
 /** `rest.openapi`: the OpenAPI 3.1 document, the reference page and the per-action routes (docs/openapi.md). */
@@ -189,6 +206,7 @@ export interface ResolvedMcp {
   readonly name?: string
   readonly version?: string
   readonly requireAuth: boolean
+  readonly maxStreamEvents: number
 }
 
 /**
@@ -230,6 +248,8 @@ export interface RestConfig {
   staticFollowSymlinks?: boolean
   /** Load shedding: 503 with `Retry-After` under event-loop or memory pressure. Off by default; `true` uses the defaults. */
   underPressure?: boolean | UnderPressureConfig
+  /** Streaming actions over Server-Sent Events: keep-alive interval, longest duration, open streams per client. */
+  streams?: StreamsConfig
   /** Fastify's own server options, for `createServer` (the plugin runs on your instance and ignores them). */
   fastify?: FastifyOptions
 }
@@ -298,6 +318,7 @@ export interface ResolvedRest {
   readonly staticFollowSymlinks: boolean
   /** Present only when load shedding is on. */
   readonly underPressure?: ResolvedUnderPressure
+  readonly streams: ResolvedStreams
   readonly fastify: FastifyOptions
 }
 
@@ -383,6 +404,7 @@ function resolveMcp(config: McpConfig | undefined, baseUrl: string): ResolvedMcp
     name: config.name,
     version: config.version,
     requireAuth: optionalBoolean('rest.mcp.requireAuth', config.requireAuth, DEFAULTS.rest.mcpRequireAuth),
+    maxStreamEvents: positiveInteger('rest.mcp.maxStreamEvents', config.maxStreamEvents, DEFAULTS.rest.mcpMaxStreamEvents),
   })
 }
 
@@ -406,6 +428,16 @@ function resolveUnderPressure(config: RestConfig['underPressure']): ResolvedUnde
     maxRssBytes: nonNegative('rest.underPressure.maxRssBytes', given.maxRssBytes, d.maxRssBytes),
     retryAfter: positiveInteger('rest.underPressure.retryAfter', given.retryAfter, d.retryAfter),
     sampleInterval: positiveInteger('rest.underPressure.sampleInterval', given.sampleInterval, d.sampleInterval),
+  })
+}
+
+function resolveStreams(config: StreamsConfig | undefined): ResolvedStreams {
+  if (config !== undefined && (typeof config !== 'object' || config === null)) throw configError('rest.streams', 'must be an object', config)
+  const d = DEFAULTS.streams
+  return Object.freeze({
+    keepAlive: positiveInteger('rest.streams.keepAlive', config?.keepAlive, d.keepAlive),
+    maxDuration: positiveInteger('rest.streams.maxDuration', config?.maxDuration, d.maxDuration),
+    maxPerClient: positiveInteger('rest.streams.maxPerClient', config?.maxPerClient, d.maxPerClient),
   })
 }
 
@@ -497,6 +529,7 @@ export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
     maxDepth: positiveInteger('rest.maxDepth', rest.maxDepth, DEFAULTS.rest.maxDepth),
     staticFollowSymlinks: optionalBoolean('rest.staticFollowSymlinks', rest.staticFollowSymlinks, DEFAULTS.rest.staticFollowSymlinks),
     underPressure: resolveUnderPressure(rest.underPressure),
+    streams: resolveStreams(rest.streams),
     fastify,
   })
 }

@@ -5,12 +5,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { outsideRequestScope, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { ErrConfig } from '../lib/errors.js'
-import { createToolRegistry, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
+import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
+import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
 import { FailureError, sendFailure } from './http-status.js'
@@ -86,30 +87,89 @@ function toolCallProblem(body: unknown): { id: unknown; message: string } | unde
 }
 
 /**
- * One low-level MCP `Server` per request (stateless: any instance answers any request) over the tool
- * list built at boot. A tool call runs `engine.executeAction` in the HTTP request's scope (`store`), so
- * auth, rate limits, hooks, validation and timeouts are those of `intent: execute`; the SDK around it
- * runs outside that scope (see `answer`).
+ * The tool calls running in this process, by caller and JSON-RPC id: a `notifications/cancelled`
+ * arrives in a request of its own (stateless: to a fresh MCP server), and is handed from here to the
+ * transport of the call it names. A caller is its credential (the Authorization or Cookie header),
+ * else its address: nobody cancels another caller's call.
  */
-function createMcpServer(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator, store: RequestStore): Server {
+type InFlight = Map<string, (message: JSONRPCMessage) => void>
+
+const callKey = (caller: string, id: RequestId) => `${caller}\n${typeof id}:${id}`
+
+function callerOf(request: FastifyRequest): string {
+  const credential = request.headers.authorization ?? request.headers.cookie
+  return credential ? `credential:${credential}` : `address:${request.ip}`
+}
+
+/** The one request the MCP server of this HTTP request serves. */
+interface McpCall {
+  transport: StreamableHTTPServerTransport
+  caller: string
+  inFlight: InFlight
+  maxStreamEvents: number
+  /** The HTTP request's scope: the tool call (and a stream's generator) runs in it, the SDK outside it. */
+  store: RequestStore
+}
+
+/**
+ * One low-level MCP `Server` per request (stateless: any instance answers any request) over the tool
+ * list built at boot. A tool call runs `engine.executeAction` in the HTTP request's scope (`call.store`),
+ * so auth, rate limits, hooks, validation and timeouts are those of `intent: execute`; the SDK around it
+ * runs outside that scope (see `answer`). The call's signal (the client's `notifications/cancelled`, or
+ * the HTTP request closing) is the execution's `context.signal`.
+ */
+function createMcpServer(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator, call: McpCall): Server {
   const { engine, context, diagnostics } = options
   const server = new Server(identity, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: validator })
   const listed = { tools: registry.tools }
   server.setRequestHandler(ListToolsRequestSchema, () => listed)
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const target = registry.targets.get(request.params.name)
     // The MCP specification lists an unknown tool among protocol errors (-32602), not tool results.
     if (!target) throw protocolError(ErrorCode.InvalidParams, messages.mcpUnknownTool(request.params.name))
+    const key = callKey(call.caller, extra.requestId)
+    call.inFlight.set(key, (message) => call.transport.onmessage?.(message))
     try {
-      const result = await runInRequestScope(store, () => engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context))
-      return toToolResult(result, target)
+      return await runInRequestScope(call.store, async () => {
+        const result = await engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context, { signal: extra.signal })
+        if (!target.stream || !result.ok || !isActionStream(result.value)) return toToolResult(result, target)
+        const stream = result.value
+        const stop = () => stream.close()
+        extra.signal.addEventListener('abort', stop, { once: true })
+        const token = request.params._meta?.progressToken
+        const onEvent = token === undefined ? undefined : (event: unknown, index: number) => extra.sendNotification(progressOf(token, event, index))
+        try {
+          return toStreamToolResult(await collectStream(stream, call.maxStreamEvents, onEvent))
+        } finally {
+          extra.signal.removeEventListener('abort', stop)
+        }
+      })
     } catch (error) {
       // The engine never throws; this is the adapter's own fault (a value JSON cannot write): the 500 rule.
       diagnostics.error('mcp.callTool', `${target.service}.${target.action}: ${errorMessage(error)}`)
       return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+    } finally {
+      call.inFlight.delete(key)
+      // A cancelled call gets no response (the specification): end its HTTP response here instead.
+      if (extra.signal.aborted) setImmediate(() => void call.transport.close())
     }
   })
   return server
+}
+
+/** A `notifications/cancelled` message and the request id it names. */
+function cancelledId(body: unknown): RequestId | undefined {
+  const message = body as { method?: unknown; params?: { requestId?: unknown } }
+  if (message?.method !== 'notifications/cancelled') return undefined
+  const id = message.params?.requestId
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined
+}
+
+/** A tool call of a streaming tool that asks for progress: answered as SSE, so the notifications go out while it runs. */
+function wantsProgress(body: unknown, registry: ToolRegistry): boolean {
+  const message = body as { method?: unknown; params?: { name?: unknown; _meta?: { progressToken?: unknown } } }
+  if (message?.method !== 'tools/call' || message.params?._meta?.progressToken === undefined) return false
+  return typeof message.params.name === 'string' && registry.targets.get(message.params.name)?.stream === true
 }
 
 /** `reply.hijack()` forgets headers set with `reply.header()` (CORS, rate limit): hand them to the raw response. */
@@ -168,6 +228,7 @@ function requireToken(verify: Authenticator, context: ServerContext<any>) {
 
 /** The POST handler: checks the body is one JSON-RPC message, then hands the raw request to a fresh MCP server. */
 function createMcpHandler(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator) {
+  const inFlight: InFlight = new Map()
   return async function handle(request: FastifyRequest, reply: FastifyReply) {
     const body = request.body
     if (body === undefined || body instanceof UnreadableBody) {
@@ -179,10 +240,17 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
     // The SDK would answer -32603 with its schema validator's whole report.
     const problem = toolCallProblem(body)
     if (problem) return reply.code(200).send(jsonRpcError(ErrorCode.InvalidParams, problem.message, problem.id))
+    const caller = callerOf(request)
+    const cancelled = cancelledId(body)
+    if (cancelled !== undefined) inFlight.get(callKey(caller, cancelled))?.(body as JSONRPCMessage)
     keepHeaders(reply)
     reply.hijack()
     const store = requestStoreOf(request, reply, options.context)
-    return outsideRequestScope(() => answer(request, reply, body, createMcpServer(registry, identity, options, validator, store), options.diagnostics))
+    return outsideRequestScope(() => {
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
+      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store })
+      return answer(request, reply, body, server, transport, options.diagnostics)
+    })
   }
 }
 
@@ -193,8 +261,7 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
  * it was made in, keeping the request, its body and the call alive after the answer. Only the tool
  * call itself runs in the scope (createMcpServer).
  */
-async function answer(request: FastifyRequest, reply: FastifyReply, body: unknown, server: Server, diagnostics: Diagnostics): Promise<void> {
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+async function answer(request: FastifyRequest, reply: FastifyReply, body: unknown, server: Server, transport: StreamableHTTPServerTransport, diagnostics: Diagnostics): Promise<void> {
   reply.raw.on('close', () => {
     // A disconnect before the answer is written aborts the call in flight (its `signal`). Once the answer
     // is written nothing is in flight, and closing would only make the SDK's "Connection closed" McpError

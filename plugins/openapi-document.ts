@@ -1,4 +1,4 @@
-import { isVisibleToRest, type Action, type Service } from '../lib/action.js'
+import { isStreamingAction, isVisibleToRest, type Action, type Service } from '../lib/action.js'
 import { describeErrors, type ErrorDescription } from '../lib/declared-errors.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
@@ -19,13 +19,14 @@ export interface DocumentOptions {
 type Schema = Record<string, unknown>
 
 /** The error statuses a document lists, each one a status of `statusByCode` (the one table). */
-const ERROR_STATUSES = [400, 401, 403, 404, 413, 415, 429, 500, 504] as const
+const ERROR_STATUSES = [400, 401, 403, 404, 406, 413, 415, 429, 500, 504] as const
 const statuses = new Set(Object.values(statusByCode))
 const ERROR_TEXT: Record<number, string> = {
   400: 'A refused request: an invalid body or payload, a failed validation or hook, or the handler\'s `Err`',
   401: 'Authentication failed (protected actions)',
   403: 'Refused (discovery switched off or a wrong discovery secret; a cross-site cookie request)',
   404: 'No such route',
+  406: 'A streaming action called without `Accept: text/event-stream`',
   413: 'Request body too large',
   415: 'Unsupported media type',
   429: 'Rate limit exceeded',
@@ -71,10 +72,11 @@ const uploadForm: Schema = {
   },
 }
 
-function errorResponses(protectedAction: boolean, rateLimited: boolean): Record<string, unknown> {
+function errorResponses(protectedAction: boolean, rateLimited: boolean, streaming = false): Record<string, unknown> {
   const responses: Record<string, unknown> = {}
   for (const status of ERROR_STATUSES) {
     if (!statuses.has(status)) continue
+    if (status === 406 && !streaming) continue
     if (status === 401 && !protectedAction) continue
     if (status === 429 && !rateLimited) continue
     responses[String(status)] = errorRef(status)
@@ -120,11 +122,33 @@ function schemeNames(auth: DocumentOptions['auth']): string[] {
   return auth.method === 'cookie' ? ['cookieAuth'] : auth.method === 'header' ? ['bearerAuth'] : ['bearerAuth', 'cookieAuth']
 }
 
+/**
+ * A streaming action's answer: Server-Sent Events. OpenAPI 3.1 has no schema for the items of a
+ * stream (3.2's `itemSchema`), so the media type carries `x-events`: the schema of each event's
+ * `data` by event name (`message`: the action's `output`, `done`, `error`: the envelopes).
+ */
+function streamResponse(service: Service, action: Action): Schema {
+  const event = embeddable(outputJsonSchema(action)) ?? {}
+  // A declared error (\`Fail\`) after the start is an error event with its own envelope, as its JSON answer is.
+  const declared = describeErrors(`${service.name}.${action.name}`, action.errors)
+  const error = declared ? { anyOf: [ref('ErrorEnvelope'), ...declared.map(declaredEnvelope)] } : ref('ErrorEnvelope')
+  return {
+    schema: {
+      type: 'string',
+      description:
+        'Server-Sent Events. Each yielded value is `id: <n>`, `event: message`, `data: <JSON>`; the stream ends with `event: done` (the success envelope of the final value) or `event: error` (the error envelope); `: keep-alive` comments while idle.',
+    },
+    'x-events': { message: event, done: { type: 'object', properties: { status: { type: 'boolean', const: true }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } }, required: ['status', 'message', 'data'] }, error },
+  }
+}
+
 function operationOf(service: Service, action: Action, options: DocumentOptions, operationId: string): Schema {
   const security = action.isProtected ? schemeNames(options.auth).map((name) => ({ [name]: [] })) : undefined
   const content: Record<string, unknown> = action.isSpecial
     ? { 'multipart/form-data': { schema: uploadForm } }
     : { 'application/json': { schema: jsonBody(action) } }
+  const streaming = isStreamingAction(action)
+  const answer = streaming ? { 'text/event-stream': streamResponse(service, action) } : { 'application/json': { schema: successSchema(action) } }
   return {
     operationId,
     summary: action.description,
@@ -132,8 +156,8 @@ function operationOf(service: Service, action: Action, options: DocumentOptions,
     requestBody: { required: true, content },
     responses: withDeclaredErrors(
       {
-        '200': { description: messages.executed(service.name, action.name), content: { 'application/json': { schema: successSchema(action) } } },
-        ...errorResponses(action.isProtected === true, options.rateLimited),
+        '200': { description: messages.executed(service.name, action.name), content: answer },
+        ...errorResponses(action.isProtected === true, options.rateLimited, streaming),
       },
       service,
       action,
@@ -182,6 +206,8 @@ export function buildOpenApiDocument(options: DocumentOptions): Record<string, u
     },
   }
   const tags = [{ name: 'services', description: 'The one endpoint every action is reachable through' }]
+  // The 406 (no `Accept: text/event-stream`) is listed only when a visible action streams.
+  const anyStreaming = services.some((service) => service.actions.some((action) => isVisibleToRest(action) && isStreamingAction(action)))
   for (const service of services) {
     const visible = service.actions.filter(isVisibleToRest)
     if (visible.length === 0) continue
@@ -201,7 +227,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Record<string, u
     required: ['status', 'message', 'data'],
   }
   const responses = Object.fromEntries(
-    ERROR_STATUSES.filter((status) => statuses.has(status)).map((status) => [
+    ERROR_STATUSES.filter((status) => statuses.has(status) && (status !== 406 || anyStreaming)).map((status) => [
       `Error${status}`,
       { description: ERROR_TEXT[status], content: { 'application/json': { schema: ref('ErrorEnvelope') } } },
     ]),

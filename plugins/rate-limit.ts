@@ -6,9 +6,9 @@ import { messages } from '../lib/messages.js'
 import type { ResolvedRateLimit } from './config.js'
 import { FailureError } from './http-status.js'
 import { concern } from './concern.js'
+import { clientKeyOf } from './client-key.js'
 
-/** The key of every request that carries none of the key headers. */
-export const UNKNOWN_CLIENT = 'unknown-client'
+export { UNKNOWN_CLIENT } from './client-key.js'
 
 export interface RateLimitOptions {
   config: ResolvedRateLimit
@@ -16,21 +16,10 @@ export interface RateLimitOptions {
   diagnostics: Diagnostics
 }
 
-function headerValue(request: FastifyRequest, name: string): string | undefined {
-  const raw = request.headers[name]
-  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim()
-  return value === '' ? undefined : value
-}
-
 /** The limiting header, else the first hop of `x-forwarded-for`, else `x-real-ip`, else `unknown-client`. */
 function createKeyGenerator(header: string, diagnostics: Diagnostics) {
-  return (request: FastifyRequest): string => {
-    const own = headerValue(request, header)
-    if (own !== undefined) return own
-    const key = headerValue(request, 'x-forwarded-for')?.split(',')[0].trim() || headerValue(request, 'x-real-ip') || UNKNOWN_CLIENT
-    diagnostics.info('rateLimit.key', messages.rateLimitKeyFallback(header, key))
-    return key
-  }
+  const fallback = (key: string) => diagnostics.info('rateLimit.key', messages.rateLimitKeyFallback(header, key))
+  return (request: FastifyRequest): string => clientKeyOf(request, header, fallback)
 }
 
 const draftHeadersOff = { 'ratelimit-limit': false, 'ratelimit-remaining': false, 'ratelimit-reset': false } as const

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, RouteHandlerMethod } from 'fastify'
 import { createRequestStore, inRequestScope, outsideRequestScope, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
+import { abortReason, abortReasons } from '../lib/cancellation.js'
 import { routedPath, routerPathOptionsOf } from './paths.js'
 import { concern } from './concern.js'
 
@@ -23,10 +24,31 @@ export type ActionsRequest = FastifyRequest & {
 
 type ScopedRequest = FastifyRequest & { actionsStore: RequestStore | null }
 
+/** The `rest` value with the request's AbortController, once `signal()` made it. */
+type SignalledRest = RestRequestContext & { controller?: AbortController }
+
+/**
+ * The request's signal (`RequestStore.signal`), made on the first call: it aborts when the client
+ * disconnects before the answer was written. One function for every store (no closure per request).
+ */
+function requestSignal(this: RequestStore): AbortSignal | undefined {
+  const rest = this.rest as SignalledRest | undefined
+  if (!rest) return undefined
+  if (rest.controller) return rest.controller.signal
+  const controller = (rest.controller = new AbortController())
+  const response = rest.reply.raw
+  if (response.destroyed && !response.writableFinished) controller.abort(abortReason(abortReasons.disconnected))
+  else response.once('close', () => {
+    if (!response.writableFinished) controller.abort(abortReason(abortReasons.disconnected))
+  })
+  return controller.signal
+}
+
 /** The request's store, made once and reused by middleware and the handler. */
 export function requestStoreOf(request: FastifyRequest, reply: FastifyReply, context: ServerContext<any>): RequestStore {
   const scoped = request as ScopedRequest
-  return (scoped.actionsStore ??= createRequestStore({ req: request, reply } satisfies RestRequestContext, context))
+  if (scoped.actionsStore) return scoped.actionsStore
+  return (scoped.actionsStore = createRequestStore({ req: request, reply } satisfies RestRequestContext, context, requestSignal))
 }
 
 /**

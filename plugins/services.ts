@@ -9,6 +9,10 @@ import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
 import { checkExternalRequest } from '../lib/request.js'
+import { isActionStream } from '../lib/stream.js'
+import type { ResolvedStreams } from './config.js'
+import { DEFAULTS } from '../lib/config.js'
+import { acceptsEventStream, compileEventWriters, createStreamRegistry, sendStream, tooManyStreams } from './sse.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
@@ -51,6 +55,10 @@ export interface ServicesPluginOptions {
   multipart?: MultipartSupport
   /** `POST {baseUrl}/services/{service}/{action}` for every visible action (docs/openapi.md). */
   actionRoutes?: boolean
+  /** `rest.streams`: keep-alive, longest duration, open streams per client (default: DEFAULTS.streams). */
+  streams?: ResolvedStreams
+  /** The client key of a request (the rate limiter's), for `streams.maxPerClient`; none without rate limiting. */
+  clientKey?: (request: FastifyRequest) => string
   /** The auth plugin's authenticator (with `auth`): a protected action's route verifies the caller before reading the body. */
   authenticate?: Authenticator
 }
@@ -85,7 +93,8 @@ function isMultipart(request: { headers: FastifyRequest['headers'] }): boolean {
  * writing (the write itself, the connection's keep-alive timer) would otherwise carry the scope, and
  * through it the request, its body and its reply, for as long as the connection stays open.
  */
-type Answer = ExternalResponse | string
+/** A stream is sent by its own route (`reply.send` of a Readable): the reply itself is handed back. */
+type Answer = ExternalResponse | string | FastifyReply
 
 /** The status set, the envelope handed back for Fastify to send. */
 const answerWith = (reply: FastifyReply, status: number, body: ExternalResponse): Answer => {
@@ -145,6 +154,10 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   // Built once at boot; empty (and never consulted) when no action declares an output schema.
   const serializers = compileOutputSerializers(engine.getServices().value)
   const serialized = serializers.size > 0
+  // Streaming actions by `service\0action`, each with its event writer; empty when none streams.
+  const eventWriters = compileEventWriters(engine.getServices().value)
+  const streamRegistry = eventWriters.size > 0 ? createStreamRegistry(app) : undefined
+  const streamSettings = options.streams ?? DEFAULTS.streams
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
@@ -165,9 +178,38 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       const refused = found.ok ? checkJson(found.value, json) : undefined
       if (refused) return failureAnswer(reply, refused)
     }
+    if (streamRegistry) {
+      const write = eventWriters.get(`${service}\u0000${action}`)
+      if (write) return dispatchStream(reply, request, write)
+    }
     // A synchronous execution is answered at once: no promise, no microtask.
     const outcome = engine.execute(service, action, payload, context)
     return outcome instanceof Promise ? outcome.then((result) => answer(reply, result, service, action)) : answer(reply, outcome, service, action)
+  }
+
+  /**
+   * A streaming action: refused as JSON before its first byte (no `Accept: text/event-stream`, too many
+   * open streams, shutting down, or any refusal of the pipeline's gate), else answered as SSE.
+   */
+  function dispatchStream(reply: FastifyReply, request: ExternalRequest, write: (value: unknown) => string): Answer | Promise<Answer> {
+    const { service, action, payload } = request
+    const registry = streamRegistry!
+    if (!acceptsEventStream(reply.request)) return failureAnswer(reply, fail.notAcceptable(`${service}.${action}`))
+    if (registry.closing) return failureAnswer(reply, fail.shuttingDown())
+    const clientKey = options.clientKey?.(reply.request)
+    if (tooManyStreams(registry, clientKey, streamSettings.maxPerClient)) return failureAnswer(reply, fail.tooManyStreams(streamSettings.maxPerClient))
+    const started = (result: Result<unknown, string>): Answer => {
+      if (!result.ok || !isActionStream(result.value)) return answer(reply, result, service, action)
+      const stream = result.value
+      // The client left while the gate ran (auth, hooks, validation): nothing to stream to.
+      if (reply.raw.destroyed || registry.closing) {
+        stream.close(registry.closing ? fail.shuttingDown() : undefined)
+        return registry.closing ? failureAnswer(reply, fail.shuttingDown()) : reply
+      }
+      return sendStream(reply, stream, { service, action, write, settings: streamSettings, registry, clientKey })
+    }
+    const outcome = engine.execute(service, action, payload, context)
+    return outcome instanceof Promise ? outcome.then(started) : started(outcome)
   }
 
   function answer(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): Answer {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHmac, generateKeyPairSync, sign as rsaSign } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { createAction, createServer, Err, Ok, messages, type AuthConfig, type BeforeActionHandler, type Service } from '../lib/index.js'
+import { createAction, createServer, Err, Ok, messages, type AuthConfig, type BeforeActionHandler, type Result, type Service } from '../lib/index.js'
 import { DEFAULTS } from '../lib/config.js'
 import { buildServer, execute, type TestConfig } from './helpers/server.js'
 
@@ -332,7 +332,7 @@ t.test('300 concurrent requests with distinct users each see only their own iden
     handler: async (data: unknown, context: Parameters<typeof whoamiAction.handler>[1]) => {
       await tick()
       await tick()
-      return whoamiAction.handler(data, context)
+      return (await whoamiAction.handler(data, context)) as Result<unknown, string>
     },
   }
   const server = await buildServer({

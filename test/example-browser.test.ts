@@ -150,6 +150,42 @@ async function run(t: TapTest) {
     t.same(await clickThrough(`${pageOrigin}/index.html`, 'bea'), expected('bea'))
   })
 
+  t.test('the streaming action, read live on the page (fetch body + the client\'s SSE parser)', async (t) => {
+    const context = await browser.newContext()
+    t.teardown(() => context.close())
+    const page = await context.newPage()
+    const failures: string[] = []
+    page.on('pageerror', (error) => failures.push(error.message))
+    await page.goto(`${apiOrigin}/assets/index.html`)
+    await page.waitForSelector('body[data-ready="true"]')
+    // Each word is appended as its event arrives: record what the output shows at every change.
+    await page.evaluate(() => {
+      const seen: string[] = []
+      ;(window as unknown as { seen: string[] }).seen = seen
+      new MutationObserver(() => seen.push(document.getElementById('stream-output')!.textContent ?? '')).observe(document.getElementById('stream-output')!, {
+        childList: true,
+        characterData: true,
+        subtree: true,
+      })
+    })
+    await page.fill('#stream-name', 'Ada')
+    await page.click('#stream-start')
+    await page.waitForSelector('#stream-status:text-matches("^Done")')
+    const text = 'Hello Ada, these words arrive one at a time, as they are made.'
+    t.equal(await page.textContent('#stream-output'), text)
+    t.equal(await page.textContent('#stream-status'), `Done: ${text.split(' ').length} words`)
+    const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen.filter((value) => value !== ''))
+    t.same(seen, text.split(' ').map((_, index, words) => words.slice(0, index + 1).join(' ')), 'one word at a time, in order')
+
+    // Stop after the first word: the request ends, the page says so.
+    await page.click('#stream-start')
+    await page.waitForSelector('#stream-output:text-matches("^Hello")')
+    await page.click('#stream-stop')
+    await page.waitForSelector('#stream-status:text-is("Stopped")')
+    t.ok(((await page.textContent('#stream-output')) ?? '').split(' ').length < text.split(' ').length, 'fewer words than the whole greeting')
+    t.same(failures, [])
+  })
+
   t.test('the attachments are on disk, one file per upload', async (t) => {
     const stored = readdirSync(attachmentsDir).map((name) => readFileSync(join(attachmentsDir, name), 'utf8')).sort()
     t.same(stored, ['%PDF-1.4 plan', '%PDF-1.4 plan', 'twice a week', 'twice a week'])

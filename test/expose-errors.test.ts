@@ -75,3 +75,35 @@ t.test('NODE_ENV=production turns exposeErrors off by default', async (t) => {
 t.test('exposeErrors must be a boolean', async (t) => {
   await t.rejects(buildServer({ exposeErrors: 'no' as never }), { code: 'FA_ERR_CONFIG', message: /exposeErrors must be a boolean/ })
 })
+
+t.test('exposeErrors: false hides a streaming action’s throw after its first event: the error event says the generic text with the request id', async (t) => {
+  const leakyStream = createAction({
+    name: 'leakyStream',
+    description: 'Throws after one event',
+    handler: async function* () {
+      yield 1
+      throw new Error(LEAK)
+    },
+  })
+  const { logger, entries } = recordingLogger()
+  const server = await buildServer({ services: [{ name: 'db', description: 'Database calls', actions: [leakyStream] }], exposeErrors: false, resources: { logger } })
+  t.teardown(() => server.close())
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = server.app.server.address() as AddressInfo
+  const answer = await rawRequest(port, {
+    method: 'POST',
+    path: '/api/services',
+    headers: { host: 'localhost', 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ intent: 'execute', service: 'db', action: 'leakyStream', payload: {} }),
+  })
+  t.equal(answer.status, 200)
+  t.notMatch(answer.text, /s3cret|postgres/)
+  const error = /event: error\ndata: (.*)\n/.exec(answer.text)
+  t.ok(error, 'an error event')
+  const envelope = JSON.parse(error![1]!)
+  t.match(envelope, { status: false, data: {} })
+  const id = /request id ([\w-]+)/.exec(envelope.message)?.[1]
+  t.equal(envelope.message, messages.internalWithId(id!))
+  t.notMatch(id, /^fa-thrown-/, 'the id is the stream’s own request id: the generator ran in its request scope')
+  t.ok(entries.some((entry) => entry.level === 'error' && entry.message.includes(LEAK) && entry.message.includes(id!)), 'the detail is logged under the id')
+})

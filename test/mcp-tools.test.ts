@@ -1,11 +1,11 @@
 import t from 'tap'
 import Type from 'typebox'
-import { createAction, createEngine, Err, Ok, messages, type Action, type Service } from '../lib/index.js'
+import { createAction, createEngine, Err, Ok, messages, type Action, type ActionHandler, type Service } from '../lib/index.js'
 import { fail } from '../lib/errors.js'
 import { createToolRegistry, isTool, MAX_TOOL_NAME, toolNameOf, toToolResult } from '../lib/mcp/tools.js'
 import { connectClient, startMcpServer } from './helpers/mcp.js'
 
-const plain = (name: string, extra: Partial<Omit<Action, 'output'>> = {}): Action => createAction({ name, description: `does ${name}`, handler: () => Ok(name), ...extra })
+const plain = (name: string, extra: Partial<Omit<Action, 'output' | 'handler'>> & { handler?: ActionHandler } = {}): Action => createAction({ name, description: `does ${name}`, handler: () => Ok(name), ...extra })
 const registryOf = (...services: Service[]) => createToolRegistry(createEngine({ services }))
 
 t.test('the naming rule: <service>_<action>, other characters become _, long names end with a digest', async (t) => {

@@ -107,5 +107,26 @@ $('logout').addEventListener('click', async () => {
   await refresh()
 })
 
+// The streaming action: `for await` over its events; Stop (or a new run) closes the request, and the
+// server's generator stops (its context.signal aborts).
+let running
+$('stream-form').addEventListener('submit', async (event) => {
+  event.preventDefault()
+  running?.close()
+  $('stream-output').textContent = ''
+  $('stream-status').textContent = 'Streaming…'
+  const opened = await client.greetings.wave({ name: $('stream-name').value })
+  if (!opened.ok) return ($('stream-status').textContent = explain(opened.error))
+  const stream = (running = opened.value)
+  try {
+    for await (const { word, index } of stream) $('stream-output').textContent += index === 0 ? word : ` ${word}`
+    const final = await stream.final
+    if (running === stream) $('stream-status').textContent = final.ok ? `Done: ${final.value.words} words` : 'Stopped'
+  } catch (error) {
+    $('stream-status').textContent = `The stream failed: ${error.message}`
+  }
+})
+$('stream-stop').addEventListener('click', () => running?.close())
+
 await refresh()
 document.body.dataset.ready = 'true'

@@ -59,9 +59,46 @@ const slow = createAction({
   },
 })
 
+/** Waits `ms`, or less when `signal` aborts (the client went away): nothing keeps running for nobody. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+/**
+ * A streaming action (docs/streaming.md): an async generator. Each `yield` is one event the page
+ * shows as it arrives, the way a chat model streams its tokens; the `return` value is the final one.
+ */
+const wave = createAction({
+  name: 'wave',
+  description: 'Streams a greeting word by word, delayMs apart',
+  validation: Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+  }),
+  output: Type.Object({ word: Type.String(), index: Type.Integer() }),
+  handler: async function* (data, context) {
+    const text = `Hello ${data.name.trim()}, these words arrive one at a time, as they are made.`
+    const list = text.split(' ')
+    for (const [index, word] of list.entries()) {
+      if (index > 0) await pause(data.delayMs ?? 150, context.signal)
+      if (context.signal.aborted) return { words: index } // the client left: stop working
+      yield { word, index }
+    }
+    return { words: list.length }
+  },
+})
+
 export const greetings = createService({
   name: 'greetings',
-  description: 'Greetings: validation, hooks, an Err and a slow request',
+  description: 'Greetings: validation, hooks, an Err, a slow request and a stream',
   meta: { version: '1' },
-  actions: [normalize, stamp, hello, refuse, slow],
+  actions: [normalize, stamp, hello, refuse, slow, wave],
 })

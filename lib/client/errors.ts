@@ -28,6 +28,10 @@ export const clientMessages = {
   cannotRead: (path: string, reason: string) => `cannot read '${path}': ${reason}`,
   notAFile: 'a file must be a File, a Blob, { data, name }, or (in Node) a path',
   notSerializable: (reason: string) => `the payload cannot be sent as JSON: ${reason}`,
+  streamCut: 'The stream ended before its final event',
+  streamClosed: 'The stream was closed before its final event',
+  eventNotJson: 'An event of the stream is not JSON',
+  eventNotEnvelope: 'The final event of the stream is not an envelope',
 } as const
 
 export type ClientErrorCode = (typeof clientErrorCodes)[keyof typeof clientErrorCodes]
@@ -52,6 +56,25 @@ export function clientError(code: ClientErrorCode, message: string, httpStatus =
   const error: ClientError = { status: false, message, data: {}, httpStatus, code }
   if (cause !== undefined) error.cause = cause
   return error
+}
+
+/**
+ * What a stream's loop throws when the stream fails after it started: a `ClientError` (same fields,
+ * same codes) that is also an `Error`, so `catch (error)` gets a stack and `instanceof` works.
+ */
+export class StreamError extends Error implements ClientError {
+  readonly status = false as const
+  data: Record<string, unknown>
+  httpStatus: number
+  code?: ClientErrorCode | (string & {})
+
+  constructor(error: ClientError) {
+    super(error.message, error.cause === undefined ? undefined : { cause: error.cause })
+    this.name = 'StreamError'
+    this.data = error.data
+    this.httpStatus = error.httpStatus
+    if (error.code !== undefined) this.code = error.code
+  }
 }
 
 /** The message of a thrown value, which need not be an Error. */

@@ -10,7 +10,7 @@ import type { CallOptions, Client, ClientOptions, ClientResult, DiscoveryOptions
 import { toUploadForm } from './upload-form.js'
 
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
-export { clientErrorCodes, clientMessages, isDeclaredError, type ClientError, type ClientErrorCode, type DeclaredErrorIn } from './errors.js'
+export { clientErrorCodes, clientMessages, isDeclaredError, StreamError, type ClientError, type ClientErrorCode, type DeclaredErrorIn } from './errors.js'
 export type { FileInput } from './files.js'
 export type * from './types.js'
 
@@ -29,7 +29,7 @@ export function createClient<T extends readonly ServiceShape[] = ServiceShape[]>
       // A BigInt or a cycle in the payload: an Err like every other failure, never a throw.
       return Promise.resolve(Err(clientError(clientErrorCodes.badInput, clientMessages.notSerializable(messageOf(error)), 0, error)))
     }
-    return send(body, call, true)
+    return send(body, call, true, true)
   }
 
   function discover(intent: 'explore' | 'schema', service = '*', action = '*', call?: DiscoveryOptions) {

@@ -1,10 +1,17 @@
 import { clientError, clientErrorCodes, clientMessages, messageOf, type ClientError } from './errors.js'
-import { receive, STOPPED } from './response.js'
+import { receive, STOPPED, type StreamOpener } from './response.js'
 import { Err } from './result.js'
-import type { CallOptions, ClientOptions, ClientResult, FetchLike } from './types.js'
+import type { CallOptions, ClientOptions, ClientResult, EventStream, FetchLike } from './types.js'
 
-/** Posts a JSON string or a FormData to the services endpoint and reads the answer into a Result. */
-export type Send = (body: string | FormData, call: CallOptions | undefined, unwrapValue: boolean) => Promise<ClientResult<unknown>>
+/**
+ * Posts a JSON string or a FormData to the services endpoint and reads the answer into a Result.
+ * With `acceptStream` (execute calls) the request accepts `text/event-stream` too: a streaming
+ * action answers with its events, any other action with JSON as before.
+ */
+export type Send = (body: string | FormData, call: CallOptions | undefined, unwrapValue: boolean, acceptStream?: boolean) => Promise<ClientResult<unknown>>
+
+/** What an execute call accepts: the envelope, or a streaming action's events. */
+export const ACCEPT_STREAM = 'application/json, text/event-stream'
 
 /** The `send` of one client: its endpoint and fetch are fixed here, its token and headers read at each call. */
 export function createSend(options: ClientOptions): Send {
@@ -21,21 +28,23 @@ export function createSend(options: ClientOptions): Send {
     }
   }
 
-  return async function send(body, call, unwrapValue) {
+  return async function send(body, call, unwrapValue, acceptStream = false) {
     const headers = await headersFor(options, call, typeof body === 'string' ? 'application/json' : undefined)
     if (!(headers instanceof Headers)) return Err(headers)
+    if (acceptStream && !headers.has('accept')) headers.set('accept', ACCEPT_STREAM)
     const init: RequestInit = { method: 'POST', headers, body }
     if (options.credentials) init.credentials = options.credentials
 
     const signals = [options.signal, call?.signal].filter((signal): signal is AbortSignal => signal !== undefined)
     const timeout = call?.timeout ?? options.timeout ?? 0
     if (signals.some((signal) => signal.aborted)) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted, 0, signals.find((s) => s.aborted)?.reason))
-    if (signals.length === 0 && !(timeout > 0)) return receive(request(init), undefined, unwrapValue)
+    // A stream always gets a signal of ours: leaving its loop aborts the request.
+    if (signals.length === 0 && !(timeout > 0) && !acceptStream) return receive(request(init), undefined, unwrapValue)
     const start = (signal: AbortSignal) => {
       init.signal = signal
       return request(init)
     }
-    return receiveUntilStopped(start, signals, timeout, unwrapValue)
+    return receiveUntilStopped(start, signals, timeout, unwrapValue, acceptStream)
   }
 }
 
@@ -57,32 +66,58 @@ async function headersFor(options: ClientOptions, call: CallOptions | undefined,
 
 /**
  * A call the caller's signals or a timeout may stop. Our own controller and race: a fetch that ignores
- * its signal (`app.fetch` over inject) still stops.
+ * its signal (`app.fetch` over inject) still stops. A stream's call keeps listening to the caller's
+ * signals until the stream ends; its timeout ends when the stream starts.
  */
-async function receiveUntilStopped(start: (signal: AbortSignal) => Promise<Response>, signals: AbortSignal[], timeout: number, unwrapValue: boolean): Promise<ClientResult<unknown>> {
+async function receiveUntilStopped(
+  start: (signal: AbortSignal) => Promise<Response>,
+  signals: AbortSignal[],
+  timeout: number,
+  unwrapValue: boolean,
+  acceptStream: boolean,
+): Promise<ClientResult<unknown>> {
   const controller = new AbortController()
   let stop: 'timeout' | 'aborted' | undefined
   let reason: unknown
+  let interrupt: (() => void) | undefined
   const halt = (why: 'timeout' | 'aborted', cause: unknown) => {
     if (stop) return
     stop = why
     reason = cause
     controller.abort(cause)
+    interrupt?.()
   }
+  const stopError = () =>
+    stop === 'timeout'
+      ? clientError(clientErrorCodes.timeout, clientMessages.timeout(timeout))
+      : clientError(clientErrorCodes.aborted, clientMessages.aborted, 0, reason)
   const onAbort = (event: Event) => halt('aborted', (event.target as AbortSignal).reason)
   for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true })
   const timer = timeout > 0 ? setTimeout(() => halt('timeout', undefined), timeout) : undefined
+  const release = () => {
+    for (const signal of signals) signal.removeEventListener('abort', onAbort)
+  }
   const stopped = new Promise<typeof STOPPED>((resolve) => controller.signal.addEventListener('abort', () => resolve(STOPPED), { once: true }))
+  let streaming = false
+  const streams: StreamOpener | undefined = acceptStream
+    ? {
+        abort: () => controller.abort(),
+        stopped: () => (stop ? stopError() : undefined),
+        release,
+        opened(onInterrupt) {
+          streaming = true
+          interrupt = onInterrupt
+          clearTimeout(timer)
+        },
+      }
+    : undefined
   try {
-    const result = await receive(start(controller.signal), stopped, unwrapValue)
+    const result = await receive(start(controller.signal), stopped, unwrapValue, streams)
     if (!stop) return result
-    return Err(
-      stop === 'timeout'
-        ? clientError(clientErrorCodes.timeout, clientMessages.timeout(timeout))
-        : clientError(clientErrorCodes.aborted, clientMessages.aborted, 0, reason),
-    )
+    if (streaming && result.ok) (result.value as EventStream<unknown>).close() // stopped in the same tick it opened
+    return Err(stopError())
   } finally {
     clearTimeout(timer)
-    for (const signal of signals) signal.removeEventListener('abort', onAbort)
+    if (!streaming) release()
   }
 }

@@ -1,26 +1,24 @@
 import { clientError, clientErrorCodes, clientMessages, messageOf, type ClientError } from './errors.js'
 import { Err, Ok } from './result.js'
+import { isEnvelope, unwrap } from './envelope.js'
+import { openEventStream, type StreamControl } from './stream.js'
 import type { ClientResult } from './types.js'
-
-type Envelope = { status: boolean; message: string; data: Record<string, unknown>; code?: unknown }
 
 /** What the race of an answer against an abort or a timeout yields when the abort or timeout wins. */
 export const STOPPED = Symbol('stopped')
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-function isEnvelope(value: unknown): value is Envelope {
-  return isObject(value) && typeof value.status === 'boolean' && typeof value.message === 'string' && isObject(value.data)
+/** How a call that accepts a stream lets the stream end it; `opened` hands the caller the stream's interrupt. */
+export interface StreamOpener extends StreamControl {
+  opened(interrupt: () => void): void
 }
 
-/** The envelope sends a non-object Ok value as `data: { result }`: hand back the value itself. */
-function unwrap(data: Record<string, unknown>): unknown {
-  const keys = Object.keys(data)
-  return keys.length === 1 && keys[0] === 'result' && !isObject(data.result) ? data.result : data
-}
+const isEventStream = (response: Response) => /^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')
 
-/** Reads the answer; `stopped` settles first when the call was aborted or timed out (the caller then reports which). */
-export async function receive(pending: Promise<Response>, stopped: Promise<typeof STOPPED> | undefined, unwrapValue: boolean): Promise<ClientResult<unknown>> {
+/**
+ * Reads the answer; `stopped` settles first when the call was aborted or timed out (the caller then
+ * reports which). With `streams`, a successful `text/event-stream` answer is `Ok(EventStream)`.
+ */
+export async function receive(pending: Promise<Response>, stopped: Promise<typeof STOPPED> | undefined, unwrapValue: boolean, streams?: StreamOpener): Promise<ClientResult<unknown>> {
   const race = <V>(promise: Promise<V>) => {
     if (!stopped) return promise
     promise.catch(() => {}) // settles after the race was lost: nobody is listening any more
@@ -33,6 +31,11 @@ export async function receive(pending: Promise<Response>, stopped: Promise<typeo
     return Err(clientError(clientErrorCodes.network, clientMessages.network(messageOf(error)), 0, error))
   }
   if (response === STOPPED) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted)) // replaced by the caller, who knows why
+  if (streams && response.ok && isEventStream(response)) {
+    const { stream, interrupt } = openEventStream(response, streams)
+    streams.opened(interrupt)
+    return Ok(stream)
+  }
   let text: string | typeof STOPPED
   try {
     text = await race(response.text())

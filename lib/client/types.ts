@@ -1,4 +1,4 @@
-import type { ErrorsOf, IsHiddenFromRest, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
+import type { ErrorsOf, EventOf, FinalOf, IsHiddenFromRest, IsStreamingAction, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
 import type { ClientError, ClientErrorCode } from './errors.js'
 import type { FileInput } from './files.js'
 import type { Result } from './result.js'
@@ -8,9 +8,9 @@ export type ClientResult<T> = Result<T, ClientError>
 
 /** Per-call options; each overrides the client's default of the same name. */
 export interface CallOptions {
-  /** Aborts the call (`FA_CLIENT_ABORTED`); the client's default `signal` aborts it too. */
+  /** Aborts the call (`FA_CLIENT_ABORTED`); the client's default `signal` aborts it too. For a stream: also once it started. */
   signal?: AbortSignal
-  /** Milliseconds before the call gives up (`FA_CLIENT_TIMEOUT`); 0 for none. */
+  /** Milliseconds before the call gives up (`FA_CLIENT_TIMEOUT`); 0 for none. For a stream: until the stream starts. */
   timeout?: number
   /** Merged over the client's headers; `Content-Type` stays the client's. */
   headers?: HeadersInit
@@ -19,6 +19,28 @@ export interface CallOptions {
 export interface DiscoveryOptions extends CallOptions {
   /** Overrides the client's `discoverySecret`. */
   discoverySecret?: string
+}
+
+/**
+ * What a streaming action's call resolves to (inside `Ok`): its events, one per value the handler
+ * yields, read with `for await`. Read once: a second loop continues where the first one stopped.
+ * Leaving the loop early (`break`, `return`, a throw) or `close()` ends the request, and the server
+ * sees the disconnect. A failure after the stream started (the server's `error` event, a cut
+ * connection, the call's `signal`) ends the loop with a thrown `StreamError` that carries the
+ * message and the code, as a `ClientError` does.
+ */
+export interface EventStream<E, F = unknown, Er = ClientError> extends AsyncIterable<E> {
+  /**
+   * Settles once the stream has ended (the loop ran to its end, or the stream was closed): `Ok` with
+   * the handler's return value (unwrapped as a call's value is, `{}` when it returns nothing), or
+   * the `Err` that ended the loop. Never rejects. Events nobody reads are never received: await it
+   * after the loop, or drain the stream first.
+   */
+  readonly final: Promise<Result<F, Er>>
+  /** The `id` of the last event received (`''` before the first). */
+  readonly lastEventId: string
+  /** Ends the request now; the loop, if one is running, ends without an error. Safe to call twice. */
+  close(): void
 }
 
 /** The value as it comes out of JSON: dates become strings, bigints strings (the server's rule), functions vanish. */
@@ -61,6 +83,18 @@ export type Delivered<T> = 0 extends 1 & T
 
 /** The typed success value of an action. */
 export type OutputFor<A> = Delivered<Json<OutputOf<A>>>
+
+/**
+ * What a streaming action's call gives: its events as JSON delivers what the handler yields (the
+ * `output` schema's type when it has one), its final value unwrapped like a call's value.
+ */
+export type StreamFor<A> = EventStream<Json<EventOf<A>>, FinalFor<A>, ErrorFor<A>>
+
+/** A generator that returns nothing ends with `data: {}`. */
+type FinalFor<A> = [FinalOf<A>] extends [void] ? Record<string, never> : Delivered<Json<FinalOf<A>>>
+
+/** The success value of a call: an `EventStream` for a streaming action, else the action's value. */
+export type CallValue<A> = IsStreamingAction<A> extends true ? StreamFor<A> : OutputFor<A>
 
 type ActionsOf<S> = S extends { actions: readonly (infer A)[] } ? A : never
 type NameOf<A> = A extends { name: infer N extends string } ? N : never
@@ -116,7 +150,8 @@ type DeclaredDataShape<D> = [NonNullable<D>] extends [Record<string, never>] ? {
 export type ErrorFor<A> = [DeclaredErrorOf<A>] extends [never] ? ClientError : DeclaredErrorOf<A> | UndeclaredError
 
 /** What a typed call resolves to. */
-export type ActionResult<A> = Result<OutputFor<A>, ErrorFor<A>>
+/** What a typed call resolves to: for a streaming action, its `EventStream`. */
+export type ActionResult<A> = Result<CallValue<A>, ErrorFor<A>>
 
 /** One typed call: the payload may be left out when the schema requires nothing. */
 export type ActionCall<A> = {} extends PayloadOf<A>

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
-import { isVisibleToRest, type Action } from '../action.js'
+import { isStreamingAction, isVisibleToRest, type Action } from '../action.js'
 import type { Engine } from '../engine.js'
 import { declarationOf, type CompiledError } from '../declared-errors.js'
 import { ErrConfig, isFailure } from '../errors.js'
@@ -8,6 +8,7 @@ import { failureData, isPlainObject, toJson } from '../envelope.js'
 import { messages } from '../messages.js'
 import { compileEnvelopeSerializer, outputJsonSchema, type EnvelopeSerializer } from '../output.js'
 import type { Result } from '../result.js'
+import type { ActionStream } from '../stream.js'
 import { toJsonSchema } from '../validation.js'
 
 /** Longest tool name: MCP allows 128, but common clients (Claude, OpenAI) accept `^[a-zA-Z0-9_-]{1,64}$`. */
@@ -21,6 +22,8 @@ export interface ToolTarget {
   structured?: 'object' | 'wrapped'
   /** The action's compiled output serializer: the value is written through it, so undeclared fields never reach the agent. */
   serialize?: EnvelopeSerializer
+  /** A streaming action: the call collects its events (`collectStream`). */
+  stream?: true
 }
 
 /** The tools of a server, built once at boot: the `tools/list` answer and the lookup of `tools/call`. */
@@ -88,6 +91,19 @@ function outputSchemaOf(action: Action): { schema: Tool['outputSchema']; structu
   return { schema: { type: 'object', properties: { result: schema }, required: ['result'] }, structured: 'wrapped', serialize }
 }
 
+/**
+ * A streaming tool's `outputSchema`: `{ events, final, truncated }`, each event of the action's
+ * `output` schema when it has one.
+ */
+function streamOutputSchema(action: Action): Tool['outputSchema'] {
+  const event = outputJsonSchema(action)
+  return {
+    type: 'object',
+    properties: { events: event ? { type: 'array', items: event } : { type: 'array' }, final: {}, truncated: { type: 'boolean' } },
+    required: ['events'],
+  }
+}
+
 /** Builds the tool list once; throws at boot on a schema a tool cannot take or on two actions with one tool name. */
 export function createToolRegistry(engine: Engine): ToolRegistry {
   const services = engine.getServices()
@@ -104,8 +120,11 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
       owners.set(name, qualified)
       const tool: Tool = { name, title: qualified, description: action.description, inputSchema: inputSchemaOf(action, qualified) }
       const target: ToolTarget = { service: service.name, action: action.name }
-      const output = outputSchemaOf(action)
-      if (output) {
+      const output = isStreamingAction(action) ? undefined : outputSchemaOf(action)
+      if (isStreamingAction(action)) {
+        target.stream = true
+        tool.outputSchema = streamOutputSchema(action)
+      } else if (output) {
         tool.outputSchema = output.schema
         target.structured = output.structured
         target.serialize = output.serialize
@@ -146,15 +165,20 @@ export function toToolResult(result: Result<unknown, string>, target: ToolTarget
  * and throws (modelcontextprotocol/typescript-sdk#1943).
  */
 function declaredToolResult(result: Result<unknown, string> & { ok: false }, declared: CompiledError, target: ToolTarget): CallToolResult {
-  let data: Record<string, unknown>
-  try {
-    data = JSON.parse(declared.serialize({ status: false, message: result.error, data: failureData(result) })).data as Record<string, unknown>
-  } catch {
-    return { isError: true, content: [{ type: 'text', text: messages.internal }] }
-  }
+  const data = declaredWire(result, declared)
+  if (data === undefined) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
   const answer: CallToolResult = { isError: true, content: [{ type: 'text', text: result.error }, { type: 'text', text: toJsonText(data) }] }
   if (!target.structured) answer.structuredContent = data
   return answer
+}
+
+/** A declared error's wire data, `{ code, ...data }`, written through its schema; undefined when the data does not match it. */
+function declaredWire(result: Result<unknown, string> & { ok: false }, declared: CompiledError): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(declared.serialize({ status: false, message: result.error, data: failureData(result) })).data as Record<string, unknown>
+  } catch {
+    return undefined
+  }
 }
 
 class OutputMismatch {}
@@ -172,4 +196,68 @@ function declaredOnly(value: unknown, serialize: EnvelopeSerializer): unknown {
 /** JSON text for a tool result: BigInt as a string (as the envelope writes it), `undefined` as `null`. */
 function toJsonText(value: unknown): string {
   return toJson(value) ?? 'null'
+}
+
+/** A streaming action's events as one tool result: what `collectStream` gathered. */
+export interface CollectedStream {
+  events: unknown[]
+  /** How the stream ended; absent when the call stopped it at the limit (`truncated`). */
+  end?: Result<unknown, string>
+  /** True when the limit was reached: the action was stopped there. */
+  truncated?: true
+}
+
+/**
+ * Reads a streaming action to its end, at most `limit` events: past that the stream is closed (the
+ * generator's `finally` runs) and the result is marked truncated. `onEvent` sees each event as it
+ * comes (a progress notification); its failure never stops the call.
+ */
+export async function collectStream(stream: ActionStream, limit: number, onEvent?: (event: unknown, index: number) => unknown): Promise<CollectedStream> {
+  const events: unknown[] = []
+  for await (const event of stream) {
+    events.push(event)
+    if (onEvent) {
+      try {
+        await onEvent(event, events.length - 1)
+      } catch {
+        // The client went away mid-call: the stream ends through the call's signal, not here.
+      }
+    }
+    if (events.length >= limit) {
+      stream.close()
+      return { events, truncated: true }
+    }
+  }
+  return { events, end: await stream.result }
+}
+
+/**
+ * The tool result of a streaming action: `{ events, final }` as JSON text (and `structuredContent`),
+ * `final` left out when the generator returned nothing; with `truncated: true` and no `final` when the
+ * limit stopped it. A failure after some events is `isError`: the message, then `{ events }`.
+ */
+export function toStreamToolResult(collected: CollectedStream): CallToolResult {
+  const { events, end, truncated } = collected
+  if (end && !end.ok) {
+    const content: CallToolResult['content'] = [{ type: 'text', text: end.error }]
+    // A declared error (\`Fail\`): \`{ code, ...data }\` through its schema, as a plain tool's (no structuredContent: the tool has an outputSchema).
+    const declared = declarationOf(end)
+    if (declared) {
+      const data = declaredWire(end, declared)
+      if (data === undefined) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+      content.push({ type: 'text', text: toJsonText(data) })
+    } else if (isFailure(end) && Object.keys(end.data).length > 0) content.push({ type: 'text', text: toJsonText(end.data) })
+    content.push({ type: 'text', text: toJsonText({ events }) })
+    return { isError: true, content }
+  }
+  const value: Record<string, unknown> = { events }
+  if (truncated) value.truncated = true
+  else if (end?.ok && end.value !== undefined) value.final = end.value
+  const text = toJsonText(value)
+  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
+}
+
+/** The progress notification of one event: `progress` counts events, `message` is the event as JSON. */
+export function progressOf(progressToken: string | number, event: unknown, index: number) {
+  return { method: 'notifications/progress' as const, params: { progressToken, progress: index + 1, message: toJsonText(event) } }
 }

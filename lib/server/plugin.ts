@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, RegisterOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyRequest, RegisterOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { concern } from '../../plugins/concern.js'
 import type { TokenSigner } from '../../plugins/auth.js'
@@ -12,6 +12,8 @@ import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
 import { requestScopePlugin } from '../../plugins/request-scope.js'
 import type { PressureProbe } from '../../plugins/under-pressure.js'
 import { servicesPlugin } from '../../plugins/services.js'
+import type { ResolvedRest } from '../../plugins/config.js'
+import { clientKeyOf } from '../../plugins/client-key.js'
 import { staticPlugin } from '../../plugins/static.js'
 import { statusPlugin } from '../../plugins/status.js'
 import { setupUploads } from '../../plugins/uploads.js'
@@ -177,7 +179,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   await app.register(middlewarePlugin, { registry: middleware, context })
   if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, context, expose: (parts) => (auth = parts) })
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate, streams: rest.streams, clientKey: streamClientKey(rest) })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
   if (rest.mcp) warnMcpListing(rest, logger)
   if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth })
@@ -364,4 +366,10 @@ export function getActions<TDB = unknown>(app: FastifyInstance, prefix = ''): Ac
   const handle = registrations.get(app.server)?.get(prefix)
   if (!handle) throw new ErrNotRegistered(prefix)
   return handle
+}
+
+/** `rest.streams.maxPerClient` counts by the rate limiter's client key: none without rate limiting. */
+function streamClientKey(rest: ResolvedRest): ((request: FastifyRequest) => string) | undefined {
+  const header = rest.rateLimiting?.limitingHeader
+  return header === undefined ? undefined : (request) => clientKeyOf(request, header)
 }

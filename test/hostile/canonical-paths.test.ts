@@ -141,3 +141,31 @@ t.test('plugin mode: the same guards under a prefix', async (t) => {
   const page = await rawRequest(port, 'GET', '/v1/api/reference/#.js', { 'x-api-key': 'secret' })
   t.equal(page.status, 403)
 })
+
+t.test('a streaming action behind a path middleware: encoded and absolute-form targets meet it before the first byte', async (t) => {
+  let runs = 0
+  const ticks = createAction({
+    name: 'ticks',
+    description: 'Streams two ticks',
+    handler: async function* () {
+      runs++
+      yield 1
+      yield 2
+    },
+  })
+  const live: Service = { name: 'live', description: 'Streams', actions: [ticks] }
+  const server = await buildServer({ services: [live], rest: { openapi: { actionRoutes: true } } })
+  t.teardown(() => server.close())
+  server.rest!.addMiddleware('/api/services/live/*', (c, next) => (c.req.header('x-live') === 'yes' ? next() : c.json({ status: false, message: 'No streams', data: {} }, 403)))
+  const port = await listen(server.app)
+  const sse = { ...json, accept: 'text/event-stream' }
+  for (const target of ['/api/services/live/ticks', '/api/services/%6Cive/ticks', '/%61pi/services/live/tick%73', 'http://evil.example/api/services/live/ticks', '/api/services/live/ticks#x']) {
+    const answer = await rawRequest(port, 'POST', target, sse, '{}')
+    t.equal(answer.status, 403, `${target}: the middleware refuses, as JSON`)
+    t.same(JSON.parse(answer.body), { status: false, message: 'No streams', data: {} })
+  }
+  t.equal(runs, 0, 'the generator never ran')
+  const allowed = await rawRequest(port, 'POST', '/api/services/%6Cive/ticks', { ...sse, 'x-live': 'yes' }, '{}')
+  t.equal(allowed.status, 200)
+  t.match(allowed.body, /^id: 0\nevent: message\ndata: 1\n\nid: 1\nevent: message\ndata: 2\n\nevent: done\n/)
+})

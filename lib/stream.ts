@@ -1,0 +1,162 @@
+import { abortReason, abortReasons, type Cancellation } from './cancellation.js'
+import { fail } from './errors.js'
+import { Err, Ok, isResult, type ErrResult, type Result } from './result.js'
+
+const brand = Symbol.for('fastify-actions.stream')
+
+/**
+ * What `engine.executeAction` gives, as its `Ok` value, for a streaming action whose gate passed
+ * (auth, the global before handler, the before hooks, validation): the events, pulled one at a time.
+ * One consumer iterates it once. The iteration never throws: a failure ends it, and `result` holds it.
+ */
+export interface ActionStream<TEvent = unknown, TFinal = unknown> extends AsyncIterable<TEvent> {
+  readonly [brand]: true
+  /** `service.action` */
+  readonly name: string
+  /** The execution's signal (the handler's `context.signal`). */
+  readonly signal: AbortSignal
+  /**
+   * Settles once the stream ended, never rejects: `Ok(final value)` (after the after hooks and the
+   * global after handler) or the `Err` that ended it (a throw, an `Err` returned by the generator,
+   * the silence timeout, or the failure given to `close`).
+   */
+  readonly result: Promise<Result<TFinal, string>>
+  /**
+   * Ends the stream early: aborts `signal` (its reason says `why`, default: the stream was closed),
+   * calls the generator's `return()` (its `finally` blocks run once its pending `await` settles) and
+   * settles `result` with `failure` (default: an `Err` saying the action was aborted).
+   */
+  close(failure?: ErrResult<string>, why?: string): void
+}
+
+export function isActionStream(value: unknown): value is ActionStream {
+  return typeof value === 'object' && value !== null && (value as { [brand]?: unknown })[brand] === true
+}
+
+/** What the engine gives a stream: how to end it, in the execution's scope. */
+export interface StreamParts {
+  name: string
+  iterable: AsyncIterable<unknown>
+  cancellation: Cancellation
+  /** The longest silence (ms) while an event is awaited; undefined for none. */
+  timeout?: number
+  /** Re-enters the execution's scope (each pull runs the generator in it). */
+  inScope: <R>(fn: () => R) => R
+  /** The text of a thrown error (the specification: its message). */
+  thrownMessage: (error: unknown) => string
+  /** Runs the after hooks and the global after handler on the final value; never rejects. */
+  finish: (result: Result<unknown, string>) => Promise<Result<unknown, string>>
+}
+
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+/**
+ * The engine's half of a streaming execution (lib/engine.ts makes it once the gate passed). One pull
+ * costs the generator's own promise and one `then`: no wrapper promise, no timer per event.
+ */
+export function createActionStream(parts: StreamParts): ActionStream {
+  const { cancellation, timeout, inScope } = parts
+  let iterator: AsyncIterator<unknown, unknown> | undefined
+  let ended = false
+  let settle!: (result: Result<unknown, string>) => void
+  const result = new Promise<Result<unknown, string>>((resolve) => (settle = resolve))
+  let timer: NodeJS.Timeout | undefined
+  // While a pull waits on the generator: when it started (for the silence timeout).
+  let waiting = false
+  let pullStarted = 0
+
+  const end = (outcome: Result<unknown, string> | Promise<Result<unknown, string>>) => {
+    ended = true
+    if (timer) clearTimeout(timer)
+    cancellation.dispose()
+    void Promise.resolve(outcome).then(settle)
+  }
+
+  /** Closes the generator (its `finally` runs); a failing `return()` is the generator's own business. */
+  const stopGenerator = () => {
+    const it = iterator
+    if (!it?.return) return
+    try {
+      void Promise.resolve(inScope(() => it.return!())).catch(() => undefined)
+    } catch {
+      // A return() that throws synchronously: nothing to do, the stream is over either way.
+    }
+  }
+
+  const close = (failure?: ErrResult<string>, why: string = abortReasons.closed) => {
+    if (ended) return
+    const reason = abortReason(why)
+    cancellation.abort(reason)
+    end(failure ?? Err(reason.message))
+    stopGenerator()
+  }
+
+  // One timer for the whole stream, re-armed only when it fires early: no timer per event.
+  const watch = () => {
+    if (!timeout || ended) return
+    const waited = Date.now() - pullStarted
+    if (waiting && waited >= timeout) {
+      cancellation.abort(abortReason(abortReasons.timeout(timeout)))
+      end(fail.actionTimeout(parts.name, timeout))
+      stopGenerator()
+      return
+    }
+    timer = setTimeout(watch, waiting ? timeout - waited : timeout)
+    timer.unref?.()
+  }
+
+  const onStep = (step: IteratorResult<unknown, unknown>): IteratorResult<unknown> => {
+    waiting = false
+    if (ended) return DONE
+    if (!step.done) return step
+    const final = step.value
+    end(parts.finish(isResult(final) ? (final as Result<unknown, string>) : Ok(final)))
+    return DONE
+  }
+  const onThrow = (error: unknown): IteratorResult<unknown> => {
+    waiting = false
+    if (ended) return DONE
+    cancellation.abort(abortReason(abortReasons.closed))
+    end(parts.finish(Err(parts.thrownMessage(error))))
+    return DONE
+  }
+  const pull = () => (iterator ??= parts.iterable[Symbol.asyncIterator]()).next()
+
+  function next(): Promise<IteratorResult<unknown>> {
+    if (ended) return Promise.resolve(DONE)
+    if (timeout) {
+      waiting = true
+      pullStarted = Date.now()
+    }
+    try {
+      return Promise.resolve(inScope(pull)).then(onStep, onThrow)
+    } catch (error) {
+      return Promise.resolve(onThrow(error))
+    }
+  }
+
+  if (timeout) {
+    timer = setTimeout(watch, timeout)
+    timer.unref?.()
+  }
+
+  return {
+    [brand]: true,
+    name: parts.name,
+    get signal() {
+      return cancellation.signal
+    },
+    result,
+    close,
+    [Symbol.asyncIterator]() {
+      return {
+        next,
+        async return() {
+          close()
+          return DONE
+        },
+      }
+    },
+  }
+}

@@ -1,0 +1,204 @@
+import { Readable } from 'node:stream'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fastJson from 'fast-json-stringify'
+import { isStreamingAction, type Service } from '../lib/action.js'
+import { abortReasons } from '../lib/cancellation.js'
+import { declarationOf } from '../lib/declared-errors.js'
+import { errorEnvelope, failureData, toExternalResponse, toJson } from '../lib/envelope.js'
+import { fail, isFailure } from '../lib/errors.js'
+import { outputJsonSchema } from '../lib/output.js'
+import type { Result } from '../lib/result.js'
+import type { ActionStream } from '../lib/stream.js'
+import type { ResolvedStreams } from './config.js'
+
+/*
+ * Streaming actions over Server-Sent Events (the WHATWG format). The wire format is fixed (the typed
+ * client and docs/streaming.md code against it):
+ *   each event:  `id: <n>\nevent: message\ndata: <one-line JSON>\n\n` (n from 0)
+ *   the end:     `event: done\ndata: <the success envelope of the final value>\n\n`
+ *   a failure:   `event: error\ndata: <the envelope the same failure answers as JSON>\n\n`
+ *   idle:        `: keep-alive\n\n` every `rest.streams.keepAlive` ms of silence
+ */
+
+export const SSE_HEADERS = Object.freeze({
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  // nginx buffers responses unless told not to.
+  'x-accel-buffering': 'no',
+})
+
+const KEEP_ALIVE = ': keep-alive\n\n'
+
+/**
+ * Bytes read ahead of the socket: the generator is not pulled while this much waits unsent. Small, so
+ * a slow reader costs the server at most this plus the socket's own buffers (test/streams-socket).
+ */
+export const STREAM_HIGH_WATER_MARK = 16 * 1024
+
+/** True when the request's `Accept` header names `text/event-stream`. */
+export function acceptsEventStream(request: FastifyRequest): boolean {
+  const accept = request.headers.accept
+  return typeof accept === 'string' && accept.toLowerCase().includes('text/event-stream')
+}
+
+type EventWriter = (value: unknown) => string
+
+/** Each streaming action's event writer, compiled once: its `output` schema's serializer, else JSON. */
+export function compileEventWriters(services: readonly Service[]): Map<string, EventWriter> {
+  const writers = new Map<string, EventWriter>()
+  for (const service of services) {
+    for (const action of service.actions) {
+      if (!isStreamingAction(action)) continue
+      const schema = outputJsonSchema(action)
+      let write: EventWriter = (value) => toJson(value) ?? 'null'
+      if (schema) {
+        const { $schema: _dialect, ...rest } = schema
+        // fast-json-stringify writes only declared properties and throws on a value it cannot write.
+        write = fastJson(rest) as EventWriter
+      }
+      writers.set(`${service.name}\u0000${action.name}`, write)
+    }
+  }
+  return writers
+}
+
+function frame(event: 'done' | 'error', envelope: unknown): string {
+  return `event: ${event}\ndata: ${toJson(envelope) ?? 'null'}\n\n`
+}
+
+/** The `error` event of a failure: the same envelope its JSON answer has; a 5xx is logged, never detailed. */
+function errorFrame(reply: FastifyReply, failure: Result<unknown, string> & { ok: false }, name: string): string {
+  if (isFailure(failure) && (failure.detail !== undefined || failure.code === 'FA_ERR_INTERNAL' || failure.code === 'FA_ERR_NOT_A_RESULT' || failure.code === 'FA_ERR_OUTPUT_MISMATCH')) {
+    reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
+  }
+  const envelope = errorEnvelope(failure.error, failureData(failure))
+  // A declared error (`Fail`): `{ code, ...data }` through its compiled serializer, as its JSON answer is.
+  const declared = declarationOf(failure)
+  if (!declared) return frame('error', envelope)
+  try {
+    return `event: error\ndata: ${declared.serialize(envelope)}\n\n`
+  } catch (error) {
+    const mismatch = fail.errorDataMismatch(name, declared.code, (error as Error).message)
+    reply.log.error({ code: mismatch.code, action: name }, mismatch.detail ?? mismatch.error)
+    return frame('error', errorEnvelope(mismatch.error, mismatch.data))
+  }
+}
+
+/** The open streams of one app: closed with an error event when it shuts down. */
+export interface StreamRegistry {
+  readonly open: Set<ActionStream>
+  /** Open streams per client key. */
+  readonly perClient: Map<string, number>
+  closing: boolean
+}
+
+export function createStreamRegistry(app: FastifyInstance): StreamRegistry {
+  const registry: StreamRegistry = { open: new Set(), perClient: new Map(), closing: false }
+  // Before the server stops accepting and waits for in-flight responses: a stream never ends by itself.
+  app.addHook('preClose', (done) => {
+    registry.closing = true
+    for (const stream of registry.open) stream.close(fail.shuttingDown(), abortReasons.shutdown)
+    done()
+  })
+  return registry
+}
+
+export interface SendStreamOptions {
+  service: string
+  action: string
+  write: EventWriter
+  settings: ResolvedStreams
+  registry: StreamRegistry
+  /** The client key counted against `maxPerClient`, when rate limiting gives one. */
+  clientKey?: string
+}
+
+/**
+ * Answers with the stream: the SSE headers, then a Readable that pulls the next event only when
+ * Fastify asks for more (the socket drained), so a slow reader never makes the server buffer.
+ */
+export function sendStream(reply: FastifyReply, stream: ActionStream, options: SendStreamOptions): FastifyReply {
+  const { service, action, write, settings, registry, clientKey } = options
+  const name = `${service}.${action}`
+  const iterator = stream[Symbol.asyncIterator]()
+  let id = 0
+  let pulling = false
+  let wrote = false
+  let finished = false
+  registry.open.add(stream)
+  if (clientKey !== undefined) registry.perClient.set(clientKey, (registry.perClient.get(clientKey) ?? 0) + 1)
+
+  const keepAlive = setInterval(() => {
+    if (!wrote && body.readableLength === 0 && !finished) body.push(KEEP_ALIVE)
+    wrote = false
+  }, settings.keepAlive)
+  keepAlive.unref()
+  const deadline = setTimeout(() => stream.close(fail.streamDuration(name, settings.maxDuration), abortReasons.timeout(settings.maxDuration)), settings.maxDuration)
+  deadline.unref()
+
+  const release = () => {
+    clearInterval(keepAlive)
+    clearTimeout(deadline)
+    if (!registry.open.delete(stream)) return
+    if (clientKey === undefined) return
+    const count = (registry.perClient.get(clientKey) ?? 1) - 1
+    if (count <= 0) registry.perClient.delete(clientKey)
+    else registry.perClient.set(clientKey, count)
+  }
+
+  const end = (text: string) => {
+    finished = true
+    release()
+    body.push(text)
+    body.push(null)
+  }
+
+  // The end, however it comes (the last event, a throw, the silence timeout, close): written once.
+  void stream.result.then((result) => {
+    if (finished || body.destroyed) return
+    end(result.ok ? frame('done', toExternalResponse(result, service, action)) : errorFrame(reply, result, name))
+  })
+
+  async function pull(): Promise<void> {
+    pulling = true
+    try {
+      for (;;) {
+        const step = await iterator.next()
+        if (step.done || finished || body.destroyed) return
+        let data: string
+        try {
+          data = write(step.value)
+        } catch (error) {
+          // An event its `output` schema cannot write: logged, the stream ends with the 500's envelope.
+          stream.close(fail.outputMismatch(name, (error as Error).message))
+          return
+        }
+        wrote = true
+        if (!body.push(`id: ${id++}\nevent: message\ndata: ${data}\n\n`)) return
+      }
+    } finally {
+      pulling = false
+    }
+  }
+
+  const body = new Readable({
+    highWaterMark: STREAM_HIGH_WATER_MARK,
+    read() {
+      if (!pulling && !finished) void pull()
+    },
+    destroy(error, callback) {
+      // The client went away (or the response failed): end the action, run its `finally`.
+      release()
+      if (!finished) stream.close(undefined, abortReasons.disconnected)
+      callback(error)
+    },
+  })
+
+  reply.code(200).headers(SSE_HEADERS)
+  return reply.send(body)
+}
+
+/** True when the client key already holds `maxPerClient` open streams. */
+export function tooManyStreams(registry: StreamRegistry, clientKey: string | undefined, max: number): boolean {
+  return clientKey !== undefined && (registry.perClient.get(clientKey) ?? 0) >= max
+}

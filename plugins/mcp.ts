@@ -107,16 +107,16 @@ interface McpCall {
   caller: string
   inFlight: InFlight
   maxStreamEvents: number
-  /** The HTTP request's scope: the tool call runs in it. */
+  /** The HTTP request's scope: the tool call (and a stream's generator) runs in it, the SDK outside it. */
   store: RequestStore
 }
 
 /**
  * One low-level MCP `Server` per request (stateless: any instance answers any request) over the tool
  * list built at boot. A tool call runs `engine.executeAction` in the HTTP request's scope (`call.store`),
- * so auth, rate limits, hooks, validation and timeouts are those of `intent: execute`; the SDK around
- * it runs outside that scope (see `answer`). The call's signal (the client's `notifications/cancelled`,
- * or the HTTP request closing) is the execution's `context.signal`.
+ * so auth, rate limits, hooks, validation and timeouts are those of `intent: execute`; the SDK around it
+ * runs outside that scope (see `answer`). The call's signal (the client's `notifications/cancelled`, or
+ * the HTTP request closing) is the execution's `context.signal`.
  */
 function createMcpServer(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator, call: McpCall): Server {
   const { engine, context, diagnostics } = options
@@ -130,18 +130,20 @@ function createMcpServer(registry: ToolRegistry, identity: { name: string; versi
     const key = callKey(call.caller, extra.requestId)
     call.inFlight.set(key, (message) => call.transport.onmessage?.(message))
     try {
-      const result = await runInRequestScope(call.store, () => engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context, { signal: extra.signal }))
-      if (!target.stream || !result.ok || !isActionStream(result.value)) return toToolResult(result, target)
-      const stream = result.value
-      const stop = () => stream.close()
-      extra.signal.addEventListener('abort', stop, { once: true })
-      const token = request.params._meta?.progressToken
-      const onEvent = token === undefined ? undefined : (event: unknown, index: number) => extra.sendNotification(progressOf(token, event, index))
-      try {
-        return toStreamToolResult(await collectStream(stream, call.maxStreamEvents, onEvent))
-      } finally {
-        extra.signal.removeEventListener('abort', stop)
-      }
+      return await runInRequestScope(call.store, async () => {
+        const result = await engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context, { signal: extra.signal })
+        if (!target.stream || !result.ok || !isActionStream(result.value)) return toToolResult(result, target)
+        const stream = result.value
+        const stop = () => stream.close()
+        extra.signal.addEventListener('abort', stop, { once: true })
+        const token = request.params._meta?.progressToken
+        const onEvent = token === undefined ? undefined : (event: unknown, index: number) => extra.sendNotification(progressOf(token, event, index))
+        try {
+          return toStreamToolResult(await collectStream(stream, call.maxStreamEvents, onEvent))
+        } finally {
+          extra.signal.removeEventListener('abort', stop)
+        }
+      })
     } catch (error) {
       // The engine never throws; this is the adapter's own fault (a value JSON cannot write): the 500 rule.
       diagnostics.error('mcp.callTool', `${target.service}.${target.action}: ${errorMessage(error)}`)
@@ -246,8 +248,8 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
     const store = requestStoreOf(request, reply, options.context)
     return outsideRequestScope(() => {
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
-      const call: McpCall = { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store }
-      return answer(request, reply, body, call, createMcpServer(registry, identity, options, validator, call), options.diagnostics)
+      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store })
+      return answer(request, reply, body, server, transport, options.diagnostics)
     })
   }
 }
@@ -259,8 +261,7 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
  * it was made in, keeping the request, its body and the call alive after the answer. Only the tool
  * call itself runs in the scope (createMcpServer).
  */
-async function answer(request: FastifyRequest, reply: FastifyReply, body: unknown, call: McpCall, server: Server, diagnostics: Diagnostics): Promise<void> {
-  const { transport } = call
+async function answer(request: FastifyRequest, reply: FastifyReply, body: unknown, server: Server, transport: StreamableHTTPServerTransport, diagnostics: Diagnostics): Promise<void> {
   reply.raw.on('close', () => {
     // A disconnect before the answer is written aborts the call in flight (its `signal`). Once the answer
     // is written nothing is in flight, and closing would only make the SDK's "Connection closed" McpError

@@ -35,10 +35,20 @@ const KEEP_ALIVE = ': keep-alive\n\n'
  */
 export const STREAM_HIGH_WATER_MARK = 16 * 1024
 
-/** True when the request's `Accept` header names `text/event-stream`. */
+/**
+ * True when the request's `Accept` header lists the media range `text/event-stream` with a weight
+ * above 0 (`text/event-stream;q=0` says "not this", RFC 9110 12.5.1; wildcards do not count).
+ */
 export function acceptsEventStream(request: FastifyRequest): boolean {
   const accept = request.headers.accept
-  return typeof accept === 'string' && accept.toLowerCase().includes('text/event-stream')
+  if (typeof accept !== 'string') return false
+  for (const range of accept.toLowerCase().split(',')) {
+    const [type, ...parameters] = range.split(';')
+    if (type.trim() !== 'text/event-stream') continue
+    const weight = parameters.map((parameter) => parameter.trim()).find((parameter) => parameter.startsWith('q='))
+    if (weight === undefined || Number(weight.slice(2)) > 0) return true
+  }
+  return false
 }
 
 type EventWriter = (value: unknown) => string

@@ -47,6 +47,29 @@ const open = createAction({
   },
 })
 
+/** An async critical before hook: the stream starts only after a turn of the event loop. */
+const slowGate = createAction({
+  name: 'slowGate',
+  description: 'async before hook',
+  visibility: { rest: false },
+  handler: async (data: Record<string, unknown>) => {
+    await tick(10)
+    return Ok(data)
+  },
+})
+
+const gatedOpen = createAction({
+  name: 'gatedOpen',
+  description: 'Ticks until closed, behind an async before hook',
+  hooks: { before: [{ service: 'hostile', action: 'slowGate', isCritical: true }] },
+  handler: async function* (_data, context) {
+    for (let i = 0; !context.signal.aborted; i++) {
+      yield i
+      await tick(20)
+    }
+  },
+})
+
 const plain = createAction({
   name: 'plain',
   description: 'A plain action',
@@ -111,7 +134,7 @@ const streamDeclared = createAction({
   },
 })
 
-const hostile = createService({ name: 'hostile', description: 'hostile input', actions: [ticks, open, plain, declared, streamDeclared] })
+const hostile = createService({ name: 'hostile', description: 'hostile input', actions: [ticks, open, gatedOpen, slowGate, plain, declared, streamDeclared] })
 
 async function listen(t: Test, rest: Record<string, unknown> = {}) {
   const server = await buildServer({ services: [hostile], rest: { openapi: { enabled: true, reference: false }, ...rest } })
@@ -238,6 +261,33 @@ t.test('many parallel streams from one client: exactly maxPerClient open, the re
   }
   await again.ended
   t.same(again.events.map((e) => e.data), streamed(1))
+})
+
+t.test('parallel streams behind an async before hook: the count holds while the hooks run', async (t) => {
+  const { port } = await listen(t, { rateLimiting: { limitingHeader: 'x-client', limit: 1000 }, streams: { maxPerClient: 3 } })
+  const as = { accept: 'text/event-stream', 'x-client': 'greedy' }
+  const attempts = await Promise.all(Array.from({ length: 24 }, (_, i) => openStream(port, ...both('gatedOpen', {})[i % 2], as)))
+  const opened = attempts.filter((s) => s.status === 200)
+  t.equal(opened.length, 3, 'exactly maxPerClient streams open')
+  t.same([...new Set(attempts.map((s) => s.status))].sort(), [200, 429])
+  for (const stream of attempts) stream.destroy()
+  // Requests refused after taking a slot (bad input, a client gone during the hook) give it back.
+  const leaky = { accept: 'text/event-stream', 'x-client': 'leaky' }
+  for (let i = 0; i < 10; i++) {
+    const refused = await read(await openStream(port, route('ticks'), { n: -1 }, leaky))
+    t.equal(refused.status, 400)
+  }
+  const gone = await Promise.all(Array.from({ length: 6 }, () => openStream(port, route('gatedOpen'), {}, leaky)))
+  for (const stream of gone) stream.destroy()
+  let held = 0
+  for (;;) {
+    const three = await Promise.all(Array.from({ length: 3 }, () => openStream(port, route('gatedOpen'), {}, leaky)))
+    held = three.filter((s) => s.status === 200).length
+    for (const stream of three) stream.destroy()
+    if (held === 3) break
+    await tick()
+  }
+  t.equal(held, 3, 'every slot back: three streams open again')
 })
 
 t.test('a client that disconnects right after the headers: the generator finally runs, the server keeps serving', async (t) => {

@@ -529,6 +529,17 @@ t.test('CLI: flags as names and unknown flags are usage errors (exit 2) or help;
     t.equal(result.stderr, stderr, JSON.stringify(args))
     oneLine(t, result.stderr, JSON.stringify(args))
   }
+  const failures: Array<[string[], string]> = [
+    [['list', '--config', '../outside/nope.ts'], 'fastify-actions: config file not found: ../outside/nope.ts\n'],
+    [['openapi', '--config', '%2e%2e/x', '--out', '../outside/doc.json'], 'fastify-actions: config file not found: %2e%2e/x\n'],
+    [['mcp', '--config', '../../../../../../etc/hostname.ts'], 'fastify-actions: config file not found: ../../../../../../etc/hostname.ts\n'],
+  ]
+  for (const [args, stderr] of failures) {
+    const result = await cli(args, project)
+    t.equal(result.code, 1, JSON.stringify(args))
+    t.equal(result.stderr, stderr, JSON.stringify(args))
+    t.equal(result.stdout, '', `${JSON.stringify(args)}: nothing on stdout`)
+  }
   for (const args of [['gen', 'service', '--help'], ['gen', 'service', 'x', '-h'], ['new', '../x', '--help']]) {
     const result = await cli(args, project)
     t.equal(result.code, 0, JSON.stringify(args))

@@ -17,6 +17,9 @@ import { buildServer } from '../helpers/server.js'
 import { openStream, type OpenStream } from '../helpers/sse.js'
 import { repoRoot } from '../helpers/pack.js'
 
+// About 150 CLI processes and a dozen servers: slower than tap's 120 s on a loaded machine.
+t.setTimeout(600_000)
+
 const tick = (ms = 5) => new Promise((resolve) => setTimeout(resolve, ms))
 const finallyRuns: string[] = []
 
@@ -421,6 +424,13 @@ function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout
   })
 }
 
+/** Runs many command lines, four at a time (each is a process: one by one they take a minute). */
+async function cliAll(list: string[][], cwd: string) {
+  const results: Array<Awaited<ReturnType<typeof cli>>> = []
+  for (let i = 0; i < list.length; i += 4) results.push(...(await Promise.all(list.slice(i, i + 4).map((args) => cli(args, cwd)))))
+  return results
+}
+
 /** Every file under `dir` with its size and mtime: compared before and after to show nothing changed. */
 function snapshot(dir: string): Record<string, string> {
   const out: Record<string, string> = {}
@@ -488,15 +498,17 @@ t.test('CLI: hostile service and action names are refused in one line, exit 1, n
     '--',
     'node_modules',
   ]
-  for (const name of bad) {
-    for (const args of [['gen', 'service', '--', name], ['gen', 'action', 'tasks', '--', name], ['gen', 'action', '--', name, 'x']]) {
-      const result = await cli(args, project)
-      const kind = args[1] === 'action' && args[2] === 'tasks' ? 'action' : 'service'
-      t.equal(result.code, 1, JSON.stringify(args))
-      t.equal(result.stderr, `fastify-actions: invalid ${kind} name ${JSON.stringify(name)}: use letters, digits and single hyphens, starting with a letter (e.g. user-profiles)\n`, JSON.stringify(args))
-      oneLine(t, result.stderr, JSON.stringify(args))
-      t.equal(result.stdout, '')
-    }
+  // Every name as a service name; the ones that reach paths or the terminal also as an action name and as gen action's service (each is a process).
+  const everywhere = new Set(['../x', '../../outside/pwned', 'a/b', '%2e%2e', '__proto__', '', 'a\nb', '\u001b[31mred', '--help'])
+  const lines = bad.flatMap((name) => [['gen', 'service', '--', name], ...(everywhere.has(name) ? [['gen', 'action', 'tasks', '--', name], ['gen', 'action', '--', name, 'x']] : [])].map((args) => ({ name, args })))
+  const results = await cliAll(lines.map(({ args }) => args), project)
+  for (const [i, { name, args }] of lines.entries()) {
+    const result = results[i]
+    const kind = args[1] === 'action' && args[2] === 'tasks' ? 'action' : 'service'
+    t.equal(result.code, 1, JSON.stringify(args))
+    t.equal(result.stderr, `fastify-actions: invalid ${kind} name ${JSON.stringify(name)}: use letters, digits and single hyphens, starting with a letter (e.g. user-profiles)\n`, JSON.stringify(args))
+    oneLine(t, result.stderr, JSON.stringify(args))
+    t.equal(result.stdout, '')
   }
   t.same(snapshot(dir), before, 'nothing written, inside the project or beside it')
 })

@@ -12,7 +12,7 @@ import { checkExternalRequest } from '../lib/request.js'
 import { isActionStream } from '../lib/stream.js'
 import type { ResolvedStreams } from './config.js'
 import { DEFAULTS } from '../lib/config.js'
-import { acceptsEventStream, compileEventWriters, createStreamRegistry, sendStream, tooManyStreams } from './sse.js'
+import { acceptsEventStream, compileEventWriters, createStreamRegistry, releaseStreamSlot, reserveStreamSlot, sendStream } from './sse.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
@@ -197,19 +197,41 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     if (!acceptsEventStream(reply.request)) return failureAnswer(reply, fail.notAcceptable(`${service}.${action}`))
     if (registry.closing) return failureAnswer(reply, fail.shuttingDown())
     const clientKey = options.clientKey?.(reply.request)
-    if (tooManyStreams(registry, clientKey, streamSettings.maxPerClient)) return failureAnswer(reply, fail.tooManyStreams(streamSettings.maxPerClient))
+    if (!reserveStreamSlot(registry, clientKey, streamSettings.maxPerClient)) return failureAnswer(reply, fail.tooManyStreams(streamSettings.maxPerClient))
+    // The slot is held while the gate runs; sendStream owns it once the stream starts.
+    let held = true
+    const free = () => {
+      if (held) releaseStreamSlot(registry, clientKey)
+      held = false
+    }
     const started = (result: Result<unknown, string>): Answer => {
-      if (!result.ok || !isActionStream(result.value)) return answer(reply, result, service, action)
+      if (!result.ok || !isActionStream(result.value)) {
+        free()
+        return answer(reply, result, service, action)
+      }
       const stream = result.value
       // The client left while the gate ran (auth, hooks, validation): nothing to stream to.
       if (reply.raw.destroyed || registry.closing) {
+        free()
         stream.close(registry.closing ? fail.shuttingDown() : undefined)
         return registry.closing ? failureAnswer(reply, fail.shuttingDown()) : reply
       }
+      held = false
       return sendStream(reply, stream, { service, action, write, settings: streamSettings, registry, clientKey })
     }
-    const outcome = engine.execute(service, action, payload, context)
-    return outcome instanceof Promise ? outcome.then(started) : started(outcome)
+    let outcome: ReturnType<typeof engine.execute>
+    try {
+      outcome = engine.execute(service, action, payload, context)
+    } catch (error) {
+      free()
+      throw error
+    }
+    return outcome instanceof Promise
+      ? outcome.then(started, (error: unknown) => {
+          free()
+          throw error
+        })
+      : started(outcome)
   }
 
   function answer(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): Answer {

@@ -35,10 +35,20 @@ const KEEP_ALIVE = ': keep-alive\n\n'
  */
 export const STREAM_HIGH_WATER_MARK = 16 * 1024
 
-/** True when the request's `Accept` header names `text/event-stream`. */
+/**
+ * True when the request's `Accept` header lists the media range `text/event-stream` with a weight
+ * above 0 (`text/event-stream;q=0` says "not this", RFC 9110 12.5.1; wildcards do not count).
+ */
 export function acceptsEventStream(request: FastifyRequest): boolean {
   const accept = request.headers.accept
-  return typeof accept === 'string' && accept.toLowerCase().includes('text/event-stream')
+  if (typeof accept !== 'string') return false
+  for (const range of accept.toLowerCase().split(',')) {
+    const [type, ...parameters] = range.split(';')
+    if (type.trim() !== 'text/event-stream') continue
+    const weight = parameters.map((parameter) => parameter.trim()).find((parameter) => parameter.startsWith('q='))
+    if (weight === undefined || Number(weight.slice(2)) > 0) return true
+  }
+  return false
 }
 
 type EventWriter = (value: unknown) => string
@@ -109,7 +119,7 @@ export interface SendStreamOptions {
   write: EventWriter
   settings: ResolvedStreams
   registry: StreamRegistry
-  /** The client key counted against `maxPerClient`, when rate limiting gives one. */
+  /** The client key counted against `maxPerClient`, when rate limiting gives one: its slot was taken by `reserveStreamSlot`, released when the stream ends. */
   clientKey?: string
 }
 
@@ -126,7 +136,6 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   let wrote = false
   let finished = false
   registry.open.add(stream)
-  if (clientKey !== undefined) registry.perClient.set(clientKey, (registry.perClient.get(clientKey) ?? 0) + 1)
 
   const keepAlive = setInterval(() => {
     if (!wrote && body.readableLength === 0 && !finished) body.push(KEEP_ALIVE)
@@ -139,11 +148,7 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   const release = () => {
     clearInterval(keepAlive)
     clearTimeout(deadline)
-    if (!registry.open.delete(stream)) return
-    if (clientKey === undefined) return
-    const count = (registry.perClient.get(clientKey) ?? 1) - 1
-    if (count <= 0) registry.perClient.delete(clientKey)
-    else registry.perClient.set(clientKey, count)
+    if (registry.open.delete(stream)) releaseStreamSlot(registry, clientKey)
   }
 
   const end = (text: string) => {
@@ -198,7 +203,22 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   return reply.send(body)
 }
 
-/** True when the client key already holds `maxPerClient` open streams. */
-export function tooManyStreams(registry: StreamRegistry, clientKey: string | undefined, max: number): boolean {
-  return clientKey !== undefined && (registry.perClient.get(clientKey) ?? 0) >= max
+/**
+ * Takes one of the client key's `maxPerClient` slots, before the gate runs (auth, hooks, validation
+ * may await: counting only once the stream starts let parallel requests all pass the check); false
+ * when the key already holds `max`. The caller releases it unless the stream starts.
+ */
+export function reserveStreamSlot(registry: StreamRegistry, clientKey: string | undefined, max: number): boolean {
+  if (clientKey === undefined) return true
+  const count = registry.perClient.get(clientKey) ?? 0
+  if (count >= max) return false
+  registry.perClient.set(clientKey, count + 1)
+  return true
+}
+
+export function releaseStreamSlot(registry: StreamRegistry, clientKey: string | undefined): void {
+  if (clientKey === undefined) return
+  const count = (registry.perClient.get(clientKey) ?? 1) - 1
+  if (count <= 0) registry.perClient.delete(clientKey)
+  else registry.perClient.set(clientKey, count)
 }

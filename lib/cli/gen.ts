@@ -145,5 +145,5 @@ export async function run(_values: Values, positionals: string[]): Promise<void>
     if (names.length !== 2) throw usageError('gen action needs a service and a name: fastify-actions gen action <service> <name>')
     return genAction(findProjectRoot(), names[0], names[1])
   }
-  throw usageError(kind === undefined ? 'gen needs what to generate: service or action' : `cannot generate "${kind}": use service or action`)
+  throw usageError(kind === undefined ? 'gen needs what to generate: service or action' : `cannot generate ${JSON.stringify(kind)}: use service or action`)
 }

@@ -127,7 +127,7 @@ export async function main(argv: string[]): Promise<void> {
     return
   }
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined
-  if (!command) throw usageError(`unknown command "${name}"`)
+  if (!command) throw usageError(`unknown command ${JSON.stringify(name)}`)
   let parsed: { values: Values; positionals: string[] }
   try {
     parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }) as typeof parsed

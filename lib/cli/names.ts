@@ -17,7 +17,7 @@ export function toPascalCase(name: string): string {
 /** Checks a service or action name (letters, digits, single hyphens, a letter first) and answers its camelCase form. */
 export function checkName(kind: 'service' | 'action', name: string): string {
   if (!NAME.test(name) || name.length > 60) {
-    throw new CliError(`invalid ${kind} name "${name}": use letters, digits and single hyphens, starting with a letter (e.g. user-profiles)`)
+    throw new CliError(`invalid ${kind} name ${JSON.stringify(name)}: use letters, digits and single hyphens, starting with a letter (e.g. user-profiles)`)
   }
   return toCamelCase(name)
 }
@@ -25,7 +25,7 @@ export function checkName(kind: 'service' | 'action', name: string): string {
 /** An npm package name for a new project's folder name (lowercase, no spaces), or an error. */
 export function checkPackageName(name: string): string {
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(name) || name.length > 214) {
-    throw new CliError(`invalid project name "${name}": the folder name becomes the package name (lowercase letters, digits, ".", "_", "-")`)
+    throw new CliError(`invalid project name ${JSON.stringify(name)}: the folder name becomes the package name (lowercase letters, digits, ".", "_", "-")`)
   }
   return name
 }

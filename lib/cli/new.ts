@@ -70,8 +70,9 @@ function npmInstall(cwd: string): Promise<number | null> {
 
 export async function run(values: Values, positionals: string[]): Promise<void> {
   const [dir, ...extra] = positionals
-  if (dir === undefined) throw usageError('new needs a directory: fastify-actions new <dir>')
-  if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`)
+  // An empty argument (an unset shell variable) is not `.`: it would write into the current folder.
+  if (dir === undefined || dir.trim() === '') throw usageError('new needs a directory: fastify-actions new <dir>')
+  if (extra.length > 0) throw usageError(`unexpected argument ${JSON.stringify(extra[0])}`)
   const target = resolve(dir)
   if (existsSync(target)) {
     if (!statSync(target).isDirectory() || (await readdir(target)).length > 0) throw new CliError(`${dir} already exists and is not empty`)

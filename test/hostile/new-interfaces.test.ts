@@ -380,6 +380,12 @@ t.test('declared-error data: mismatched 500 generic, extra dropped, huge written
     for (const [path, body] of both('declared', { mode })) {
       const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       const text = await response.text()
+      // A 100,000-deep tree is the handler's own declared data: on Node 20 writing it overflows the
+      // stack (the generic 500, nothing sent); Node 24 and 26 write it whole. Either is a clear answer.
+      if (mode === 'deepTree' && response.status === 409) {
+        t.equal((JSON.parse(text) as { data: { code: string } }).data.code, 'TREE', `${mode} via ${path}: written whole`)
+        continue
+      }
       t.same({ status: response.status, text }, want, `${mode} via ${path}`)
     }
   }

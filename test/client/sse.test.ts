@@ -67,6 +67,7 @@ t.test('the details of the standard', async (t) => {
   t.same(ours1('\uFEFFdata: bom\n\n'), [{ event: 'message', data: 'bom', id: '' }], 'a BOM at the start is dropped')
   t.same(ours1('data\r\n\r'), [{ event: 'message', data: '', id: '' }], 'a CR at the very end is a line end (a property test counterexample)')
   t.same(ours(['data\r', '', '\n']), [], 'an empty chunk between CR and LF: still one line end, no blank line')
+  t.same(ours(['data:\r\n\r', 'data']), [{ event: 'message', data: '', id: '' }], 'a CR ending a chunk, then no LF: the blank line dispatches at once (a property test counterexample)')
   t.same(ours(['data: a\r', '\n', '\r', '\ndata: b\n\n']), [{ event: 'message', data: 'a', id: '' }, { event: 'message', data: 'b', id: '' }], 'CRLF cut in two')
   t.same(ours(['da', 'ta: é', 'té\n', '\n']), [{ event: 'message', data: 'été', id: '' }], 'a line cut anywhere')
 })
@@ -77,9 +78,11 @@ t.test('the same events as eventsource-parser, for any input cut anywhere', asyn
     fc.property(fc.array(piece, { maxLength: 60 }), fc.array(fc.nat(), { maxLength: 8 }), (pieces, offsets) => {
       const text = pieces.join('')
       const chunks = cut(text, offsets)
-      // A CR that ends the input ends its line (WHATWG); eventsource-parser waits for a possible LF
-      // first. The LF that would make it a CRLF changes nothing for ours and settles theirs.
-      if (text.endsWith('\r')) chunks.push('\n')
+      // A CR that ends a chunk ends its line (WHATWG): ours knows it once the next chunk does not start
+      // with LF; eventsource-parser keeps it pending until a later chunk holds a line end, so at the
+      // end of the input it may still hold an event ours gave (seed -1328369859: '\n\ndata:\r\n\r' then
+      // 'data'). A last LF settles theirs and changes nothing for ours: both then agree on everything.
+      chunks.push('\n')
       return JSON.stringify(ours(chunks)) === JSON.stringify(theirs(chunks))
     }),
     { numRuns: 2000, examples: [[['data', '\r\n', '\r'], []], [['data', '\r'], [5]]] },

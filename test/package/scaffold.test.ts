@@ -73,7 +73,9 @@ async function start(env: Record<string, string>) {
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  const exited = once(child, 'exit')
+  // 'close', not 'exit': npm may exit on SIGTERM before the server it started has printed its last
+  // line; the pipes close only once every process holding them (the server too) is gone.
+  const exited = once(child, 'close')
   let origin: string | undefined
   while (!origin) {
     if (child.exitCode !== null) throw new Error(`npm start ended with ${child.exitCode}:\n${output}`)

@@ -49,6 +49,27 @@ export interface StreamParts {
 }
 
 
+const STEPS = Symbol('fastify-actions.stream.steps')
+
+/**
+ * The parts of `next()`, for a consumer in this package that awaits the generator's own promise (one
+ * microtask per event, as `Readable.from` has) instead of the `then` that `next()` chains on it:
+ *   `if (steps.ended()) stop; try { step = steps.onStep(await steps.begin()) } catch (e) { step = steps.onThrow(e) }`
+ * and that pulls a batch of events inside `enter` (the execution's scope, entered once for the batch).
+ */
+export interface StreamSteps {
+  ended(): boolean
+  begin(): IteratorResult<unknown> | PromiseLike<IteratorResult<unknown>>
+  onStep(step: IteratorResult<unknown, unknown>): IteratorResult<unknown>
+  onThrow(error: unknown): IteratorResult<unknown>
+  /** Runs `fn` in the execution's scope. */
+  enter<R>(fn: () => R): R
+}
+
+export function stepsOf(stream: ActionStream): StreamSteps {
+  return (stream as ActionStream & { [STEPS]: StreamSteps })[STEPS]
+}
+
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
 
 /**
@@ -124,15 +145,19 @@ export function createActionStream(parts: StreamParts): ActionStream {
     return DONE
   }
   const pull = () => (iterator ??= parts.iterable[Symbol.asyncIterator]()).next()
-
-  function next(): Promise<IteratorResult<unknown>> {
-    if (ended) return Promise.resolve(DONE)
+  /** Asks the generator for its next step, in the execution's scope; may throw synchronously. */
+  const begin = (): IteratorResult<unknown> | PromiseLike<IteratorResult<unknown>> => {
     if (timeout) {
       waiting = true
       pullStarted = Date.now()
     }
+    return inScope(pull)
+  }
+
+  function next(): Promise<IteratorResult<unknown>> {
+    if (ended) return Promise.resolve(DONE)
     try {
-      return Promise.resolve(inScope(pull)).then(onStep, onThrow)
+      return Promise.resolve(begin()).then(onStep, onThrow)
     } catch (error) {
       return Promise.resolve(onThrow(error))
     }
@@ -143,8 +168,10 @@ export function createActionStream(parts: StreamParts): ActionStream {
     timer.unref?.()
   }
 
-  return {
+  const steps: StreamSteps = { ended: () => ended, begin, onStep, onThrow, enter: inScope }
+  const stream: ActionStream & { [STEPS]: StreamSteps } = {
     [brand]: true,
+    [STEPS]: steps,
     name: parts.name,
     get signal() {
       return cancellation.signal
@@ -161,4 +188,5 @@ export function createActionStream(parts: StreamParts): ActionStream {
       }
     },
   }
+  return stream
 }

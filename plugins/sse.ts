@@ -7,8 +7,9 @@ import { declarationOf } from '../lib/declared-errors.js'
 import { errorEnvelope, failureData, toExternalResponse, toJson } from '../lib/envelope.js'
 import { fail, isFailure } from '../lib/errors.js'
 import { outputJsonSchema } from '../lib/output.js'
+import { outsideRequestScope } from '../lib/context.js'
 import type { Result } from '../lib/result.js'
-import type { ActionStream } from '../lib/stream.js'
+import { stepsOf, type ActionStream } from '../lib/stream.js'
 import type { ResolvedStreams } from './config.js'
 
 /*
@@ -28,6 +29,9 @@ export const SSE_HEADERS = Object.freeze({
 })
 
 const KEEP_ALIVE = ': keep-alive\n\n'
+
+/** Characters of events gathered before they are written without waiting for the end of the turn. */
+const FLUSH_AT = 8 * 1024
 
 /**
  * Bytes read ahead of the socket: the generator is not pulled while this much waits unsent. Small, so
@@ -130,7 +134,8 @@ export interface SendStreamOptions {
 export function sendStream(reply: FastifyReply, stream: ActionStream, options: SendStreamOptions): FastifyReply {
   const { service, action, write, settings, registry, clientKey } = options
   const name = `${service}.${action}`
-  const iterator = stream[Symbol.asyncIterator]()
+  // `next()` in parts: one microtask per event (lib/stream.ts, StreamSteps).
+  const steps = stepsOf(stream)
   let id = 0
   let pulling = false
   let wrote = false
@@ -151,24 +156,51 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
     if (registry.open.delete(stream)) releaseStreamSlot(registry, clientKey)
   }
 
+  // The events made in one turn of the event loop (a generator that does not wait between its yields
+  // makes many) go out as one write: flushed once the turn's promise jobs are done (`process.nextTick`
+  // runs after them, as Node's own cork of an http response does), or at once when `FLUSH_AT` waits.
+  // No event waits past its turn, and the bound on what is read ahead holds.
+  let pending = ''
+  let flushing = false
+  const flush = (): boolean => {
+    const text = pending
+    pending = ''
+    return text === '' || body.push(text)
+  }
+  const flushLater = () => {
+    flushing = false
+    if (!finished && !body.destroyed) flush()
+  }
+
   const end = (text: string) => {
     finished = true
     release()
+    flush()
     body.push(text)
     body.push(null)
   }
 
-  // The end, however it comes (the last event, a throw, the silence timeout, close): written once.
-  void stream.result.then((result) => {
-    if (finished || body.destroyed) return
-    end(result.ok ? frame('done', toExternalResponse(result, service, action)) : errorFrame(reply, result, name))
+  // The end, however it comes (the last event, a throw, the silence timeout, close): written once,
+  // outside the request scope (what Node arms once a response ends, the keep-alive timer, would keep
+  // the request alive on an open connection).
+  outsideRequestScope(() => {
+    void stream.result.then((result) => {
+      if (finished || body.destroyed) return
+      end(result.ok ? frame('done', toExternalResponse(result, service, action)) : errorFrame(reply, result, name))
+    })
   })
 
   async function pull(): Promise<void> {
     pulling = true
     try {
       for (;;) {
-        const step = await iterator.next()
+        if (steps.ended()) return
+        let step: IteratorResult<unknown>
+        try {
+          step = steps.onStep(await steps.begin())
+        } catch (error) {
+          step = steps.onThrow(error)
+        }
         if (step.done || finished || body.destroyed) return
         let data: string
         try {
@@ -179,7 +211,13 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
           return
         }
         wrote = true
-        if (!body.push(`id: ${id++}\nevent: message\ndata: ${data}\n\n`)) return
+        pending += `id: ${id++}\nevent: message\ndata: ${data}\n\n`
+        if (pending.length >= FLUSH_AT) {
+          if (!flush()) return
+        } else if (!flushing) {
+          flushing = true
+          process.nextTick(flushLater)
+        }
       }
     } finally {
       pulling = false
@@ -188,8 +226,11 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
 
   const body = new Readable({
     highWaterMark: STREAM_HIGH_WATER_MARK,
+    encoding: 'utf8',
     read() {
-      if (!pulling && !finished) void pull()
+      // The pulls run in the execution's scope, entered once per batch (every event until the buffer
+      // is full), not once per event: the generator's code after each `yield` resumes in it.
+      if (!pulling && !finished) void steps.enter(pull)
     },
     destroy(error, callback) {
       // The client went away (or the response failed): end the action, run its `finally`.

@@ -7,9 +7,12 @@
  */
 import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import Fastify from 'fastify'
+import { PassThrough } from 'node:stream'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { createSigner } from 'fast-jwt'
 import t, { type Test } from 'tap'
+import { serveMcpOverStdio } from '../lib/cli/mcp.js'
 import { createAction, fastifyActions, messages, Ok, type Service, type ServerConfig } from '../lib/index.js'
 import { rawRequest, type RawAnswer } from './helpers/raw-http.js'
 import { buildServer } from './helpers/server.js'
@@ -98,6 +101,44 @@ function endpoint(port: number, shot: Shot) {
   return rawRequest(port, { method: 'POST', path: '/api/services', headers: { ...json, ...shot.headers }, body: JSON.stringify(body) })
 }
 
+/** The MCP message of a shot: the same over HTTP and over stdio. */
+function mcpMessage(shot: Shot) {
+  return shot.list
+    ? { jsonrpc: '2.0', id: 1, method: 'tools/list', params: pad(shot.big) }
+    : { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'acc_whoami', arguments: pad(shot.big) } }
+}
+
+/** The app listening on each port `servers()` opened (the stdio row injects into the app the other rows reach by socket). */
+const apps = new Map<number, FastifyInstance>()
+
+/**
+ * `fastify-actions mcp`'s serving (lib/cli/mcp.ts) run against the app over a pair of PassThrough
+ * streams: the shot's message as one newline-delimited JSON line in, the one answer line out. Only
+ * the token crosses from the shot (its `authorization` header, none without one): stdio has no
+ * other header, no socket, no Host or Origin. A JSON-RPC answer carries no status: the status
+ * reported is the one the endpoint answered the forwarded `app.inject` with (`onForwarded`), and the
+ * message is the answer line's, so both are compared to the MCP over HTTP row's expectations.
+ * Rate limit: a stdio message carries none of the key headers (the limiting header, x-forwarded-for,
+ * x-real-ip), so every message is keyed `unknown-client` (UNKNOWN_CLIENT) whatever the session; the
+ * prime and the shot are two sessions on the same app, as two messages of one session would be.
+ */
+async function mcpOverStdio(port: number, shot: Shot): Promise<RawAnswer> {
+  const app = apps.get(port)
+  if (!app) throw new Error(`no app on port ${port}`)
+  const input = new PassThrough()
+  const output = new PassThrough()
+  const statuses: number[] = []
+  const token = shot.headers.authorization?.replace(/^Bearer /, '')
+  const serving = serveMcpOverStdio({ app, path: '/api/mcp', token, input, output, StdioServerTransport, onForwarded: (_message, status) => statuses.push(status) })
+  input.end(`${JSON.stringify(mcpMessage(shot))}\n`)
+  await serving
+  output.end()
+  const lines = output.read()?.toString('utf8').split('\n').filter(Boolean) ?? []
+  if (lines.length !== 1 || statuses.length !== 1) throw new Error(`MCP over stdio: ${lines.length} answer lines, ${statuses.length} forwards`)
+  const text = lines[0]!
+  return { status: statuses[0]!, headers: { 'content-type': 'application/json' }, text, json: JSON.parse(text) }
+}
+
 function documentGet(path: string): Send {
   return (port, shot) => rawRequest(port, { path, headers: { ...(shot.noSecret ? {} : { 'x-discovery-secret': DISCOVERY }), ...shot.headers } })
 }
@@ -116,20 +157,16 @@ const adapters: Record<string, { send: Send; plugin?: boolean } | undefined> = {
   'reference page': { send: documentGet('/api/reference') },
   'MCP over HTTP': {
     send: (port, shot) => {
-      const message = shot.list
-        ? { jsonrpc: '2.0', id: 1, method: 'tools/list', params: pad(shot.big) }
-        : { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'acc_whoami', arguments: pad(shot.big) } }
       const headers = { ...json, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...shot.headers }
-      return rawRequest(port, { method: 'POST', path: '/api/mcp', headers, body: JSON.stringify(message) })
+      return rawRequest(port, { method: 'POST', path: '/api/mcp', headers, body: JSON.stringify(mcpMessage(shot)) })
     },
   },
+  'MCP over stdio': { send: mcpOverStdio },
   'plugin mode': { send: endpoint, plugin: true },
 }
 
-/** Surfaces whose rows are filled in but which this test does not drive yet, and why. */
-const notDriven: Record<string, string> = {
-  'MCP over stdio': 'the CLI needs a scaffolded project to run in; test/package/scaffold.test.ts drives it',
-}
+/** Surfaces whose rows are filled in but which this test does not drive yet, and why (none today). */
+const notDriven: Record<string, string> = {}
 
 /** The adapter of a row: its surface name is the row's text before any parenthesis. */
 function adapterOf(surface: string) {
@@ -177,7 +214,15 @@ async function servers(t: Test, extra: object = {}): Promise<{ own: number; plug
   t.teardown(() => host.close())
   await host.register(fastifyActions, config(extra))
   await host.listen({ port: 0, host: '127.0.0.1' })
-  return { own: (server.app.server.address() as AddressInfo).port, plugin: (host.server.address() as AddressInfo).port }
+  const own = (server.app.server.address() as AddressInfo).port
+  const plugin = (host.server.address() as AddressInfo).port
+  apps.set(own, server.app)
+  apps.set(plugin, host)
+  t.teardown(() => {
+    apps.delete(own)
+    apps.delete(plugin)
+  })
+  return { own, plugin }
 }
 
 // ---- the checks --------------------------------------------------------------------------------

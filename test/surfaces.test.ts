@@ -313,7 +313,11 @@ for (const column of columns) {
       const port = adapter.plugin ? ports.plugin : ports.own
       const shot = check.shot(port, name)
       const before = runs
-      if (check.prime) await adapter.send(port, shot)
+      if (check.prime) {
+        // The prime passes the check (under the limit), so the refusal below is the shot's own.
+        const first = outcome(await adapter.send(port, shot))
+        t.ok(first.status < 400, `${name}: the first request is served: ${first.status} ${first.message}`)
+      }
       const got = outcome(await adapter.send(port, shot))
       if (cell.value === 'no') {
         t.ok(got.status < 400, `${name}: not guarded by ${column} (the table says no): ${got.status} ${got.message}`)
@@ -327,3 +331,15 @@ for (const column of columns) {
     }
   })
 }
+
+t.test('MCP over stdio: a message carries no rate-limit key header, so its key is unknown-client', async (t) => {
+  const ports = await servers(t, checks['Rate limit']!.extra)
+  const first = await mcpOverStdio(ports.own, { headers: valid(ports.own) })
+  t.equal(first.status, 200, 'the stdio message is served')
+  // The one allowed request of `unknown-client` is spent: an HTTP request without a key header shares it.
+  const unkeyed = outcome(await adapters['MCP over HTTP']!.send(ports.own, { headers: valid(ports.own) }))
+  t.equal(unkeyed.status, 429)
+  t.match(unkeyed.message, /^Rate limit exceeded/)
+  const keyed = outcome(await adapters['MCP over HTTP']!.send(ports.own, { headers: { ...valid(ports.own), 'x-client': 'someone-else' } }))
+  t.equal(keyed.status, 200, 'another key is not limited')
+})

@@ -45,6 +45,16 @@ export interface McpOverStdioOptions {
   onForwarded?: (message: JsonRpcMessage, statusCode: number) => void
 }
 
+/**
+ * The text the HTTP endpoint answers a body with: not JSON (`JSON.parse`'s SyntaxError), or JSON but not a
+ * JSON-RPC message (the SDK's schema error); undefined for any other transport error (stdin's own).
+ */
+function parseErrorOf(error: Error): string | undefined {
+  if (error instanceof SyntaxError) return 'Parse error: Invalid JSON'
+  if (error.name === 'ZodError' || Array.isArray((error as { issues?: unknown }).issues)) return 'Parse error: Invalid JSON-RPC message'
+  return undefined
+}
+
 /** The headers of every forwarded message: JSON, and the token (if any) as a `Bearer` header and as the auth cookie. */
 export function forwardedHeaders(token: string | undefined, auth: McpOverStdioOptions['auth']): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
@@ -91,7 +101,17 @@ export async function serveMcpOverStdio(options: McpOverStdioOptions): Promise<v
         .finally(() => pending.delete(done))
       pending.add(done)
     }
-    transport.onerror = (error) => console.error(`[mcp] ${error.message}`)
+    transport.onerror = (error) => {
+      // A line that is not JSON, or not a JSON-RPC message: answered as the HTTP endpoint answers the
+      // same body (the SDK's stdio transport only reports it), with no id to answer to.
+      const parse = parseErrorOf(error)
+      if (parse) {
+        const done = transport.send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: parse } }).catch(() => undefined)
+        pending.add(done)
+        void done.finally(() => pending.delete(done))
+      }
+      console.error(`[mcp] ${error.message}`)
+    }
     transport.onclose = resolve
     input.once('end', resolve)
     signal?.addEventListener('abort', () => resolve(), { once: true })

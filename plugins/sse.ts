@@ -30,6 +30,23 @@ export const SSE_HEADERS = Object.freeze({
 
 const KEEP_ALIVE = ': keep-alive\n\n'
 
+/**
+ * The `Date` header of a stream, set by sendStream. Node formats its own when the headers are written,
+ * which for a stream is at its first event, in the execution's scope: the timer that empties Node's
+ * once-a-second cache then carries that scope, and through it the request and its body, past the end
+ * of the stream on a keep-alive connection (test/retention.test.ts). Cached per second, with no timer.
+ */
+let dateSecond = -1
+let dateText = ''
+function httpDate(): string {
+  const second = Math.floor(Date.now() / 1000)
+  if (second !== dateSecond) {
+    dateSecond = second
+    dateText = new Date(second * 1000).toUTCString()
+  }
+  return dateText
+}
+
 /** Characters of events gathered before they are written without waiting for the end of the turn. */
 const FLUSH_AT = 8 * 1024
 
@@ -241,6 +258,7 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   })
 
   reply.code(200).headers(SSE_HEADERS)
+  if (reply.raw.sendDate && !reply.hasHeader('date')) reply.header('date', httpDate())
   return reply.send(body)
 }
 

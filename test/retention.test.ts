@@ -2,7 +2,7 @@ import t from 'tap'
 import { Agent, request } from 'node:http'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { createAction, Ok, type RestRequestContext } from '../lib/index.js'
+import { createAction, messages, Ok, type RestRequestContext } from '../lib/index.js'
 import { buildServer } from './helpers/server.js'
 
 // A full collection on demand, without starting the test process with --expose-gc.
@@ -161,4 +161,46 @@ for (const target of [
   t.equal(agent.freeSockets[Object.keys(agent.freeSockets)[0]]?.length, 1, 'the connection is still open')
   t.ok(seen, 'the request was seen')
   t.equal(seen?.deref(), undefined, 'the request was collected')
+})
+
+/**
+ * A stream, on its route and on the endpoint: its generator runs in the execution's scope, its
+ * events and its end are written outside the request scope (the routes of the endpoint have no hook
+ * that would move a write out of it: plugins/request-scope.ts, `answersByReturning`).
+ */
+for (const route of ['its route', 'the endpoint']) t.test(`a finished stream on ${route} does not keep its request (nor its body) alive on a keep-alive connection`, async (t) => {
+  let seen: WeakRef<object> | undefined
+  let body: WeakRef<object> | undefined
+  const tick = createAction({
+    name: 'tick',
+    description: 'Notes its request, yields twice',
+    handler: async function* (data, context) {
+      const rest = context.get<RestRequestContext>('rest')!
+      seen = new WeakRef(rest.req)
+      body = new WeakRef(rest.req.body as object)
+      yield { size: String((data as { blob: string }).blob).length }
+      await new Promise((resolve) => setImmediate(resolve))
+      yield 'two'
+      return 'end'
+    },
+  })
+  const server = await buildServer({ services: [{ name: 'mem', description: 'Retention', actions: [tick] }], rest: { openapi: { enabled: true, reference: false } } })
+  await server.app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => server.close())
+  const { port } = server.app.server.address() as { port: number }
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+
+  const blob = 'x'.repeat(200_000)
+  const [path, payload] = route === 'its route' ? ['/api/services/mem/tick', { blob }] : ['/api/services', { intent: 'execute', service: 'mem', action: 'tick', payload: { blob } }]
+  await coldDateCache()
+  const answer = await send(agent, port, 'POST', path, { 'content-type': 'application/json', accept: 'text/event-stream' }, JSON.stringify(payload))
+  t.equal(answer.status, 200)
+  t.equal(answer.text, `id: 0\nevent: message\ndata: {"size":200000}\n\nid: 1\nevent: message\ndata: "two"\n\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('mem', 'tick'), data: { result: 'end' } })}\n\n`)
+
+  await collect(seen, body)
+  t.equal(agent.freeSockets[Object.keys(agent.freeSockets)[0]]?.length, 1, 'the connection is still open')
+  t.ok(seen, 'the request was seen')
+  t.equal(seen?.deref(), undefined, 'the request was collected')
+  t.equal(body?.deref(), undefined, 'its parsed body was collected')
 })

@@ -70,6 +70,10 @@ t.test('events arrive in order with ids, then the done event with the final enve
   t.equal(stream.headers['content-type'], 'text/event-stream; charset=utf-8')
   t.equal(stream.headers['cache-control'], 'no-cache')
   t.equal(stream.headers['x-accel-buffering'], 'no')
+  // An HTTP-date (IMF-fixdate) of the answer, as Node writes on every answer (plugins/sse.ts sets a stream's own).
+  t.match(stream.headers.date, /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/)
+  t.ok(Math.abs(Date.parse(stream.headers.date!) - Date.now()) < 60_000, 'the Date header is the time of the answer')
+  t.equal(stream.response.rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'date').length, 1, 'one Date header')
   t.same(stream.events.map((e) => [e.id, e.event, e.data]), [
     ['0', 'message', '{"i":0}'],
     ['1', 'message', '{"i":1}'],

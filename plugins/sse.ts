@@ -241,7 +241,9 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   })
 
   reply.code(200).headers(SSE_HEADERS)
-  return reply.send(body)
+  // Sent outside the request scope (the handler's routes have no hook that moves the write out of it:
+  // plugins/request-scope.ts, `answersByReturning`): the headers, the `Date` cache's timer, the pipe.
+  return outsideRequestScope(() => reply.send(body))
 }
 
 /**

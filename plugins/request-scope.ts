@@ -77,10 +77,25 @@ export function setupRequestScope(app: FastifyInstance, context: ServerContext<a
     route.handler = function scoped(this: unknown, request, reply) {
       return runInRequestScope(requestStoreOf(request, reply, context), () => handler.call(this as never, request, reply))
     }
+    // A handler that never sends inside its scope needs no hook to move the write out of it: a route
+    // without onSend hooks skips Fastify's onSend step altogether (the endpoint's hot path).
+    if ((handler as { [RETURNS_ANSWER]?: true })[RETURNS_ANSWER]) return
     // Last of the route's onSend hooks: Fastify writes the answer right after it.
     const onSend = route.onSend
     route.onSend = onSend === undefined ? [writeOutsideScope] : [...(Array.isArray(onSend) ? onSend : [onSend]), writeOutsideScope]
   })
+}
+
+const RETURNS_ANSWER = Symbol('fastify-actions.answersByReturning')
+
+/**
+ * Marks a route handler that never has Fastify write inside the request scope: it returns its answer
+ * (or a promise of it), and anything it sends itself is sent through `outsideRequestScope`. Its route
+ * gets no `writeOutsideScope` hook (test/retention.test.ts checks each such route).
+ */
+export function answersByReturning<T extends RouteHandlerMethod>(handler: T): T {
+  ;(handler as T & { [RETURNS_ANSWER]?: true })[RETURNS_ANSWER] = true
+  return handler
 }
 
 /**

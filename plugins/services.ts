@@ -16,7 +16,7 @@ import { acceptsEventStream, compileEventWriters, createStreamRegistry, releaseS
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
-import { requestStoreOf } from './request-scope.js'
+import { answersByReturning, requestStoreOf } from './request-scope.js'
 import { discardRest } from './unread-body.js'
 import { concern } from './concern.js'
 
@@ -269,14 +269,14 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
 
   const path = `${baseUrl}/services`
   // Returns the answer (or a promise of it): Fastify sends it once the handler, and its scope, are done.
-  app.post(path, { bodyLimit: options.bodyLimit }, (request, reply) => {
+  app.post(path, { bodyLimit: options.bodyLimit }, answersByReturning((request, reply) => {
     const body = request.body
     if (body === undefined || body === null) return failureAnswer(reply, fail.invalidBody())
     const errors = checkExternalRequest(body)
     if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
-  })
-  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit, ...routeOptions(route) }, executeRoute(route))
+  }))
+  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit, ...routeOptions(route) }, answersByReturning(executeRoute(route)))
 
   const multipart = options.multipart
   if (!multipart) return

@@ -259,7 +259,9 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
 
   reply.code(200).headers(SSE_HEADERS)
   if (reply.raw.sendDate && !reply.hasHeader('date')) reply.header('date', httpDate())
-  return reply.send(body)
+  // Sent outside the request scope (the endpoint's routes have no hook that moves the write out of it:
+  // plugins/request-scope.ts, `answersByReturning`).
+  return outsideRequestScope(() => reply.send(body))
 }
 
 /**

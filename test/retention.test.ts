@@ -204,3 +204,34 @@ for (const route of ['its route', 'the endpoint']) t.test(`a finished stream on 
   t.equal(seen?.deref(), undefined, 'the request was collected')
   t.equal(body?.deref(), undefined, 'its parsed body was collected')
 })
+
+/**
+ * The endpoint's routes answer by returning (plugins/request-scope.ts, `answersByReturning`): no onSend
+ * hook on them (Fastify then skips its onSend step on the hot path); any other route of the app keeps
+ * the hook that writes a synchronous send outside the scope (the tests above).
+ */
+t.test("the endpoint's JSON routes carry no onSend hook; other routes keep writeOutsideScope", async (t) => {
+  const server = await buildServer({ rest: { openapi: { enabled: true, reference: false } } })
+  t.teardown(() => server.close())
+  server.app.get('/custom', (_request, reply) => {
+    reply.send('x')
+  })
+  await server.app.ready()
+  // printRoutes lists each route with its hooks: `/path (METHOD) {constraints}` then `• (hook) [...]`
+  // lines; a path under another is printed from where they part (`/tasks/echo` under `/api/services`).
+  const hooksOf = new Map<string, string>()
+  let route = ''
+  for (const line of server.app.printRoutes({ includeHooks: true, commonPrefix: false }).split('\n')) {
+    const named = /(\/\S*) \((\w+)\)( \{.*\})?$/.exec(line)
+    if (named) {
+      route = `${named[2]} ${named[1]}${named[3] ?? ''}`
+      hooksOf.set(route, '')
+    } else if (route && line.includes('• (')) hooksOf.set(route, hooksOf.get(route) + line.slice(line.indexOf('• (')))
+  }
+  for (const path of ['/api/services', '/tasks/echo']) {
+    t.ok(hooksOf.has(`POST ${path}`), `POST ${path} is listed`)
+    t.notMatch(hooksOf.get(`POST ${path}`), /onSend/, `POST ${path}: no onSend hook`)
+  }
+  t.match(hooksOf.get('GET /custom'), /\(onSend\) \["writeOutsideScope\(\)"\]/, 'a custom route keeps it')
+  t.match(hooksOf.get('GET /api/openapi.json'), /writeOutsideScope/, 'so do the document routes')
+})

@@ -2,14 +2,15 @@
  * `tsx bench/profile.ts [server] [workload] [seconds]`: runs one benchmark server under
  * `node --cpu-prof` (compiled, pinned like the bench), loads it with autocannon, writes
  * bench/results/<server>-<workload>.cpuprofile and prints where the time went: self time by
- * function and by module. Defaults: fastify-actions, execute-small, 10 s.
+ * function and by module. Defaults: fastify-actions, execute-small, 10 s. The curves' workloads
+ * (payload-1kb, payload-64kb, payload-1mb, upload-10mb) are accepted too.
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildProject } from './build.js'
 import { killAll, LOAD_CORE, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
-import { requestOf, SERVERS, WORKLOADS, type ServerName, type WorkloadName } from './shared.js'
+import { CURVE_WORKLOADS, requestOf, SERVERS, WORKLOADS, type AnyWorkloadName, type ServerName } from './shared.js'
 import type { LoadSpec } from './load.js'
 
 interface ProfileNode {
@@ -25,9 +26,10 @@ interface Profile {
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const server = (process.argv[2] ?? 'fastify-actions') as ServerName
-const workload = (process.argv[3] ?? 'execute-small') as WorkloadName
+const workload = (process.argv[3] ?? 'execute-small') as AnyWorkloadName
+const known: readonly string[] = [...WORKLOADS, ...CURVE_WORKLOADS]
 const seconds = Number(process.argv[4] ?? 10)
-if (!SERVERS.includes(server) || !WORKLOADS.includes(workload)) throw new Error(`usage: profile.ts [${SERVERS.join('|')}] [${WORKLOADS.join('|')}] [seconds]`)
+if (!SERVERS.includes(server) || !known.includes(workload)) throw new Error(`usage: profile.ts [${SERVERS.join('|')}] [${known.join('|')}] [seconds]`)
 
 /** Groups a frame by where it lives: our code by file, packages by name, node internals, the rest. */
 function moduleOf(url: string, buildDir: string): string {
@@ -119,7 +121,7 @@ try {
   const req = requestOf(workload)
   const spec: LoadSpec = {
     url: `http://127.0.0.1:${port}${req.path}`,
-    connections: workload === 'upload-1mb' ? 4 : 32,
+    connections: workload === 'upload-1mb' || workload === 'upload-10mb' ? 4 : 32,
     durationSec: seconds,
     method: req.method,
     headers: req.headers,

@@ -29,11 +29,17 @@ t.test('bad lines: the HTTP endpoint\'s parse errors, then the next message is s
   const error = console.error
   console.error = (...args: unknown[]) => void errors.push(args)
   t.teardown(() => (console.error = error))
+  // Everything written to `output`, once it ended (a write the transport made may still be on its way
+  // through the PassThrough when the serving settles).
+  const written = new Promise<string>((resolve) => {
+    let text = ''
+    output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text))
+  })
   const serving = serveMcpOverStdio({ app: server.app, path: '/api/mcp', input, output, StdioServerTransport })
   input.end(`${bad.join('\n')}\n${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' })}\n`)
   await serving
   output.end()
-  const lines = (output.read()?.toString('utf8') ?? '').split('\n').filter(Boolean).map((line: string) => JSON.parse(line))
+  const lines = (await written).split('\n').filter(Boolean).map((line: string) => JSON.parse(line))
   t.equal(lines.length, 3)
   t.same(lines.slice(0, 2), overHttp.map((answer) => ({ jsonrpc: '2.0', id: null, error: { code: answer.body.error.code, message: answer.body.error.message } })))
   t.same(lines.slice(0, 2).map((line: { error: { code: number; message: string } }) => [line.error.code, line.error.message]), [

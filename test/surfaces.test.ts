@@ -129,11 +129,16 @@ async function mcpOverStdio(port: number, shot: Shot): Promise<RawAnswer> {
   const output = new PassThrough()
   const statuses: number[] = []
   const token = shot.headers.authorization?.replace(/^Bearer /, '')
+  // Everything written to `output`, once it ended (a write may still be on its way through the PassThrough when the serving settles).
+  const written = new Promise<string>((resolve) => {
+    let text = ''
+    output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text))
+  })
   const serving = serveMcpOverStdio({ app, path: '/api/mcp', token, input, output, StdioServerTransport, onForwarded: (_message, status) => statuses.push(status) })
   input.end(`${JSON.stringify(mcpMessage(shot))}\n`)
   await serving
   output.end()
-  const lines = output.read()?.toString('utf8').split('\n').filter(Boolean) ?? []
+  const lines = (await written).split('\n').filter(Boolean)
   if (lines.length !== 1 || statuses.length !== 1) throw new Error(`MCP over stdio: ${lines.length} answer lines, ${statuses.length} forwards`)
   const text = lines[0]!
   return { status: statuses[0]!, headers: { 'content-type': 'application/json' }, text, json: JSON.parse(text) }

@@ -37,14 +37,17 @@ export interface RunResult {
 }
 
 /**
- * The environment of a child: no npm lifecycle variables (from `npm test`) and no NODE_OPTIONS
- * (tap's loaders), and the running `node` first on PATH, so a Node 24 run packs, installs and
- * runs everything on Node 24.
+ * The environment of a child: no npm lifecycle variables (from `npm test`), no NODE_OPTIONS
+ * (tap's loaders), none of the machine's service settings (DATABASE_URL and the like), and the
+ * running `node` first on PATH, so a Node 24 run packs, installs and runs everything on Node 24.
  */
 export function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (/^(npm_|NODE_OPTIONS$|NODE_ENV$|TAP|_TAP)/i.test(name)) continue
+    // The services of the machine running the tests (CI exports DATABASE_URL for its PostgreSQL): a
+    // project started here sees a fresh shell's environment; a test that wants one passes it.
+    if (/^(DATABASE_URL|REDIS_URL|PGLITE_DIR|JWT_SECRET|DISCOVERY_SECRET|PORT|HOST)$/.test(name)) continue
     env[name] = value
   }
   env.PATH = [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter)

@@ -206,21 +206,11 @@ function* runPipeline(
   // A declared error of the global before handler or of a critical before hook: the action's own.
   if (!input.ok) return declaredOrPlain(pipeline, compiled, input)
   if (compiled.stream) return yield* startStream(pipeline, compiled, input.value, payload, context, cancellation, trace)
-  let result = yield* runAction(pipeline, compiled, input.value, context, cancellation)
-  // runEnd's steps, inline: one generator fewer per execution on the hot path.
-  if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled, compiled.after, 'after', result.value, context, trace)
-  if (pipeline.globalAfter) {
-    result = yield* settle(pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result }))
-    if (!isResult(result)) return notAResult(pipeline, 'onAfterActionHandler')
-  }
-  // Settled against this action's declarations (a hook's declared error carried its own).
-  if (!result.ok) result = declaredOrPlain(pipeline, compiled, result)
-  if (result.ok) context.setHookOutput(result.value)
-  else context.setHookError(result.error)
-  return result
+  const result = yield* runAction(pipeline, compiled, input.value, context, cancellation)
+  return yield* runEnd(pipeline, compiled, payload, result, context, trace)
 }
 
-/** After a stream's end: the after hooks (on an `Ok`), the global after handler, the hook context's outcome (as runPipeline does inline). */
+/** After the handler (or a stream's end): the after hooks (on an `Ok`), the global after handler, the hook context's outcome. */
 function* runEnd(
   pipeline: Pipeline,
   compiled: CompiledAction,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import Type from 'typebox'
 import { createAction, createService, Err, Ok } from '../../lib/index.js'
 
@@ -60,17 +61,7 @@ const slow = createAction({
 })
 
 /** Waits `ms`, or less when `signal` aborts (the client went away): nothing keeps running for nobody. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal.addEventListener('abort', done, { once: true })
-  })
-}
+const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => undefined)
 
 /**
  * A streaming action (docs/streaming.md): an async generator. Each `yield` is one event the page

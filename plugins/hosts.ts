@@ -101,12 +101,19 @@ export function setupHosts(app: FastifyInstance, { allowedHosts }: HostsPluginOp
   // Decided when the server starts listening (never while it does not: app.inject, app.fetch).
   let loopback = boundToLoopback(app.server.address())
   app.server.on('listening', () => (loopback = boundToLoopback(app.server.address())))
+  // The verdict of the last Host seen: a server's requests nearly all carry the same one.
+  let lastHost = ''
+  let lastAllowed = false
   app.addHook('onRequest', function checkHost(request: FastifyRequest, reply: FastifyReply, done: () => void) {
     if (!configured && !loopback) return done()
     const host = request.host
     if (host === undefined || host === '') return done()
-    const hostname = hostnameOf(host)
-    if (hostname !== undefined && allowed(hostname)) return done()
+    if (host !== lastHost) {
+      const hostname = hostnameOf(host)
+      lastAllowed = hostname !== undefined && allowed(hostname)
+      lastHost = host
+    }
+    if (lastAllowed) return done()
     sendFailure(reply, fail.hostNotAllowed())
   })
 }

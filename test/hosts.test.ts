@@ -61,6 +61,11 @@ t.test('bound to 127.0.0.1: a foreign Host gets the 403 envelope on every route,
     t.equal(served.status, 200, host)
     t.equal(served.json.status, true, host)
   }
+  // The hook keeps the verdict of the last Host: alternating ones each get their own.
+  for (const host of ['localhost', 'attacker.example', 'localhost', 'attacker.example', 'attacker.example', 'localhost']) {
+    const answer = await rawRequest(port, { method: 'POST', path: '/api/services', body: explore, headers: { ...json, host } })
+    t.equal(answer.status, host === 'localhost' ? 200 : 403, `alternating: ${host}`)
+  }
 })
 
 t.test('a request without Host (HTTP/1.0, a health check) is served: browsers always send one', async (t) => {

@@ -15,7 +15,7 @@ import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
 import { FailureError, sendFailure } from './http-status.js'
-import { exceedsDepth } from './json-body.js'
+import { boundedJsonParser, type JsonParser } from './json-body.js'
 import { isSameOrigin } from './hosts.js'
 import { fail } from '../lib/errors.js'
 import { isPlainObject } from '../lib/envelope.js'
@@ -186,17 +186,16 @@ function identityOf(config: ResolvedMcp): { name: string; version: string } {
 
 /**
  * This route's own JSON parser: a body it cannot read is answered as JSON-RPC (-32700), not as the
- * envelope. A body nested deeper than `rest.maxDepth` is refused before it is parsed, with the
+ * envelope. A body nested deeper than `rest.maxDepth` is refused before the SDK sees it, with the
  * services endpoint's own check and answer (400, `FA_ERR_JSON_TOO_DEEP`).
  */
 function useJsonRpcParser(app: FastifyInstance, maxDepth: number): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error')
+  const parseJson = app.getDefaultJsonParser('error', 'error') as unknown as JsonParser
+  const readable: JsonParser = (request, body, done) => parseJson(request, body, (error, value) => done(null, error ? new UnreadableBody() : value))
+  const parse = boundedJsonParser(readable, maxDepth, () => new FailureError(fail.jsonTooDeep(maxDepth)))
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
-    if (exceedsDepth(body as string, maxDepth)) return done(new FailureError(fail.jsonTooDeep(maxDepth)))
-    parseJson(request, body as string, (error: Error | null, value?: unknown) => done(null, error ? new UnreadableBody() : value))
-  })
+  // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => parse(request, body as string, done))
 }
 
 /**

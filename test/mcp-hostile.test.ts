@@ -67,7 +67,7 @@ t.test('hostile input answers protocol errors or 4xx, never a 5xx, and the serve
     t.same(huge.json, { status: false, message: messages.bodyTooLarge, data: {} })
     const deep = '['.repeat(5000) + ']'.repeat(5000)
     const nested = await rawPost(url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tasks_echo","arguments":{"title":${deep},"count":1}}}`, versioned)
-    // rest.maxDepth (64) holds as on the services endpoint: refused before it is parsed, the same 400 envelope.
+    // rest.maxDepth (64) holds as on the services endpoint: refused by the body parser, the same 400 envelope.
     t.equal(nested.status, 400)
     t.same(nested.json, { status: false, message: messages.jsonTooDeep(64), data: { maxDepth: 64 } })
     await alive('huge arguments')

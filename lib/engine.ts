@@ -8,7 +8,7 @@ import { fail, type Failure } from './errors.js'
 import { messages } from './messages.js'
 import { compileRegistry, type CompiledAction, type CompiledHook, type Registry } from './registry.js'
 import { Err, Ok, isResult, type OkResult, type Result } from './result.js'
-import { run, settle, withDeadline, type Steps } from './steps.js'
+import { isThenable, run, settle, withDeadline, type Steps } from './steps.js'
 import { createActionStream, isActionStream } from './stream.js'
 
 /** What a caller may pass to one execution. */
@@ -117,14 +117,16 @@ function timedOut(compiled: CompiledAction, timeout: number, cancellation: Cance
 function* runAction(pipeline: Pipeline, compiled: CompiledAction, input: unknown, context: ServerContext<any>, cancellation?: Cancellation): Steps<Result<unknown, string>> {
   let data = input
   if (compiled.validate) {
-    const checked = yield* settle(compiled.validate(input))
+    const validated = compiled.validate(input)
+    const checked = isThenable(validated) ? ((yield validated) as Awaited<typeof validated>) : validated
     if (!checked.ok) return fail.validation(checked.errors)
     data = checked.value
   }
   try {
     const pending = compiled.action.handler(data, context)
     const { timeout } = compiled
-    const result = yield* settle(timeout ? withDeadline(pending, timeout, () => timedOut(compiled, timeout, cancellation)) : pending)
+    const handled = timeout ? withDeadline(pending, timeout, () => timedOut(compiled, timeout, cancellation)) : pending
+    const result = isThenable(handled) ? ((yield handled) as Awaited<typeof handled>) : handled
     if (!isResult(result)) return notAResult(pipeline, compiled.name)
     return result.ok ? (result as Result<unknown, string>) : declaredOrPlain(pipeline, compiled, result as Result<unknown, string>)
   } catch (error) {
@@ -186,7 +188,8 @@ function* runGate(
     if (!auth.ok) return auth
   }
   if (pipeline.globalBefore) {
-    const gate = yield* settle(pipeline.globalBefore({ nileContext: context, action, payload }))
+    const before = pipeline.globalBefore({ nileContext: context, action, payload })
+    const gate = isThenable(before) ? ((yield before) as Awaited<typeof before>) : before
     if (!isResult(gate)) return notAResult(pipeline, 'onBeforeActionHandler')
     if (!gate.ok) return gate
   }
@@ -222,7 +225,8 @@ function* runEnd(
   let result = handled
   if (result.ok && compiled.after.length > 0) result = yield* runHooks(pipeline, compiled, compiled.after, 'after', result.value, context, trace)
   if (pipeline.globalAfter) {
-    result = yield* settle(pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result }))
+    const after = pipeline.globalAfter({ nileContext: context, action: compiled.action, payload, result })
+    result = isThenable(after) ? ((yield after) as Awaited<typeof after>) : after
     if (!isResult(result)) return notAResult(pipeline, 'onAfterActionHandler')
   }
   // Settled against this action's declarations (a hook's declared error carried its own).

@@ -97,10 +97,13 @@ export function createHookContext(actionName: string, input: unknown): HookConte
   return { actionName, input, state: {}, log: { before: [], after: [] }, [CANCELLATION]: undefined } as HookContext
 }
 
-/** Runs one execution of an action with its own hook context and cancellation (the request store, if any, stays). */
-export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T, cancellation?: Cancellation): T {
+/**
+ * Runs one execution of an action with its own hook context and cancellation, for `request` when
+ * given (a caller that did not enter the request's scope), else for the current request, if any.
+ */
+export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T, cancellation?: Cancellation, request?: RequestStore): T {
   if (cancellation) (hookContext as ExecutionState)[CANCELLATION] = cancellation
-  return scopeStorage.run({ request: scopeStorage.getStore()?.request, execution: hookContext }, fn)
+  return scopeStorage.run({ request: request ?? scopeStorage.getStore()?.request, execution: hookContext }, fn)
 }
 
 /** The cancellation of the execution in progress, if any. */

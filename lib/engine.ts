@@ -1,7 +1,7 @@
 import type { Action, AfterActionHandler, BeforeActionHandler, Service } from './action.js'
 import type { AuthResult } from './auth.js'
 import { abortReason, abortReasons, Cancellation } from './cancellation.js'
-import { captureScope, createHookContext, getRequestStore, runInExecutionScope, type ServerContext } from './context.js'
+import { captureScope, createHookContext, getRequestStore, runInExecutionScope, type RequestStore, type ServerContext } from './context.js'
 import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
 import { isDeclaredFailure, resolveDeclared } from './declared-errors.js'
 import { fail, type Failure } from './errors.js'
@@ -18,6 +18,12 @@ export interface ExecuteOptions {
    * REST request, the request's (it aborts when the client disconnects or the server shuts down).
    */
   signal?: AbortSignal
+  /**
+   * The request this execution serves, for an adapter that has not entered the request's scope
+   * (`runInRequestScope`): the execution's scope carries it, one scope instead of two. Inside a
+   * request scope it is not needed: the execution takes the current request.
+   */
+  request?: RequestStore
 }
 
 /** Verifies the caller of a protected action; fills the request's auth result or answers an `FA_ERR_AUTH` failure. */
@@ -345,7 +351,8 @@ export function createEngine(options: EngineOptions): Engine {
     const onError = (error: unknown) => Err(pipeline.thrownMessage(error))
     const trace = pipeline.instrument?.({ service: serviceName, action: actionName, intent: 'execute' })
     const runOnce = () => run(runPipeline(pipeline, compiled, payload, context, cancellation, trace), onError)
-    const outcome = trace ? trace.run(() => runInExecutionScope(hookContext, runOnce, cancellation)) : runInExecutionScope(hookContext, runOnce, cancellation)
+    const request = options?.request
+    const outcome = trace ? trace.run(() => runInExecutionScope(hookContext, runOnce, cancellation, request)) : runInExecutionScope(hookContext, runOnce, cancellation, request)
     if (!(outcome instanceof Promise)) return compiled.stream ? ended(outcome, cancellation, trace) : over(outcome, cancellation, trace)
     return outcome.then((result) => (compiled.stream ? ended(result, cancellation, trace) : over(result, cancellation, trace)))
   }

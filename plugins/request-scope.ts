@@ -74,6 +74,9 @@ export function setupRequestScope(app: FastifyInstance, context: ServerContext<a
   }
   app.addHook('onRoute', (route) => {
     const handler = route.handler as RouteHandlerMethod
+    // A handler that hands its request to the engine itself (the endpoint's): the execution's scope
+    // carries the request, and no scope of its own is entered around it (one scope per request, not two).
+    if ((handler as { [OWN_SCOPE]?: true })[OWN_SCOPE]) return
     route.handler = function scoped(this: unknown, request, reply) {
       return runInRequestScope(requestStoreOf(request, reply, context), () => handler.call(this as never, request, reply))
     }
@@ -87,6 +90,18 @@ export function setupRequestScope(app: FastifyInstance, context: ServerContext<a
 }
 
 const RETURNS_ANSWER = Symbol('fastify-actions.answersByReturning')
+const OWN_SCOPE = Symbol('fastify-actions.scopesItsExecution')
+
+/**
+ * Marks a route handler that answers by returning (`answersByReturning`) and runs no code of the
+ * application outside the engine: it passes the request's store to `engine.execute` (`{ request }`),
+ * whose execution scope carries it, so no request scope is entered around the handler. Anything else
+ * the handler does sees no request scope.
+ */
+export function scopesItsExecution<T extends RouteHandlerMethod>(handler: T): T {
+  ;(handler as T & { [OWN_SCOPE]?: true })[OWN_SCOPE] = true
+  return answersByReturning(handler)
+}
 
 /**
  * Marks a route handler that never has Fastify write inside the request scope: it returns its answer

@@ -16,7 +16,7 @@ import { acceptsEventStream, compileEventWriters, createStreamRegistry, releaseS
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, sendFailure, statusOf } from './http-status.js'
 import { setupJsonBody } from './json-body.js'
-import { answersByReturning, requestStoreOf } from './request-scope.js'
+import { requestStoreOf, scopesItsExecution } from './request-scope.js'
 import { discardRest } from './unread-body.js'
 import { concern } from './concern.js'
 
@@ -182,8 +182,9 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       const write = eventWriters.get(`${service}\u0000${action}`)
       if (write) return dispatchStream(reply, request, write)
     }
-    // A synchronous execution is answered at once: no promise, no microtask.
-    const outcome = engine.execute(service, action, payload, context)
+    // A synchronous execution is answered at once: no promise, no microtask. The execution's scope
+    // carries the request (the endpoint's handlers enter no scope of their own: `scopesItsExecution`).
+    const outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
     return outcome instanceof Promise ? outcome.then((result) => answer(reply, result, service, action)) : answer(reply, outcome, service, action)
   }
 
@@ -221,7 +222,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     }
     let outcome: ReturnType<typeof engine.execute>
     try {
-      outcome = engine.execute(service, action, payload, context)
+      outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
     } catch (error) {
       free()
       throw error
@@ -268,15 +269,16 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   const routeOptions = (route: ActionRoute) => (route.isProtected && authenticate ? { onRequest: requireAuth(authenticate, context) } : {})
 
   const path = `${baseUrl}/services`
-  // Returns the answer (or a promise of it): Fastify sends it once the handler, and its scope, are done.
-  app.post(path, { bodyLimit: options.bodyLimit }, answersByReturning((request, reply) => {
+  // Returns the answer (or a promise of it): Fastify sends it once the handler is done, outside any
+  // scope; the execution alone enters one, carrying the request.
+  app.post(path, { bodyLimit: options.bodyLimit }, scopesItsExecution((request, reply) => {
     const body = request.body
     if (body === undefined || body === null) return failureAnswer(reply, fail.invalidBody())
     const errors = checkExternalRequest(body)
     if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   }))
-  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit, ...routeOptions(route) }, answersByReturning(executeRoute(route)))
+  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit, ...routeOptions(route) }, scopesItsExecution(executeRoute(route)))
 
   const multipart = options.multipart
   if (!multipart) return

@@ -211,12 +211,28 @@ function* runPipeline(
   cancellation: Cancellation,
   trace?: ExecutionTrace,
 ): Steps<Result<unknown, string>> {
-  const input = yield* runGate(pipeline, compiled, payload, context, trace)
-  // A declared error of the global before handler or of a critical before hook: the action's own.
-  if (!input.ok) return declaredOrPlain(pipeline, compiled, input)
-  if (compiled.stream) return yield* startStream(pipeline, compiled, input.value, payload, context, cancellation, trace)
-  const result = yield* runAction(pipeline, compiled, input.value, context, cancellation)
+  // Nothing before the handler (no auth, no global before handler, no before hooks): no gate to run.
+  const gated = (compiled.action.isProtected && pipeline.authenticate) || pipeline.globalBefore || compiled.before.length > 0
+  let data = payload
+  if (gated) {
+    const input = yield* runGate(pipeline, compiled, payload, context, trace)
+    // A declared error of the global before handler or of a critical before hook: the action's own.
+    if (!input.ok) return declaredOrPlain(pipeline, compiled, input)
+    data = input.value
+  }
+  if (compiled.stream) return yield* startStream(pipeline, compiled, data, payload, context, cancellation, trace)
+  const result = yield* runAction(pipeline, compiled, data, context, cancellation)
+  if (compiled.after.length === 0 && !pipeline.globalAfter) return settleEnd(pipeline, compiled, result, context)
   return yield* runEnd(pipeline, compiled, payload, result, context, trace)
+}
+
+/** The end of every execution: the result settled against the action's declarations, the hook context's outcome set. */
+function settleEnd(pipeline: Pipeline, compiled: CompiledAction, handled: Result<unknown, string>, context: ServerContext<any>): Result<unknown, string> {
+  // Settled against this action's declarations (a hook's declared error carried its own).
+  const result = handled.ok ? handled : declaredOrPlain(pipeline, compiled, handled)
+  if (result.ok) context.setHookOutput(result.value)
+  else context.setHookError(result.error)
+  return result
 }
 
 /** After the handler (or a stream's end): the after hooks (on an `Ok`), the global after handler, the hook context's outcome. */
@@ -235,11 +251,7 @@ function* runEnd(
     result = isThenable(after) ? ((yield after) as Awaited<typeof after>) : after
     if (!isResult(result)) return notAResult(pipeline, 'onAfterActionHandler')
   }
-  // Settled against this action's declarations (a hook's declared error carried its own).
-  if (!result.ok) result = declaredOrPlain(pipeline, compiled, result)
-  if (result.ok) context.setHookOutput(result.value)
-  else context.setHookError(result.error)
-  return result
+  return settleEnd(pipeline, compiled, result, context)
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -335,6 +347,8 @@ export function createEngine(options: EngineOptions): Engine {
     instrument: options.instrument,
   }
   const serviceList = options.services.slice()
+  // A throwing global handler or authenticator: the same rule as a throwing handler.
+  const onError = (error: unknown) => Err(pipeline.thrownMessage(error))
   function execute(
     serviceName: string,
     actionName: string,
@@ -347,8 +361,6 @@ export function createEngine(options: EngineOptions): Engine {
     const hookContext = createHookContext(compiled.name, payload)
     const signal = options?.signal
     const cancellation = new Cancellation(signal ? () => signal : requestSignal)
-    // A throwing global handler or authenticator: the same rule as a throwing handler.
-    const onError = (error: unknown) => Err(pipeline.thrownMessage(error))
     const trace = pipeline.instrument?.({ service: serviceName, action: actionName, intent: 'execute' })
     const runOnce = () => run(runPipeline(pipeline, compiled, payload, context, cancellation, trace), onError)
     const request = options?.request

@@ -131,6 +131,36 @@ t.test('300 concurrent executions never see each other’s hook state or request
   t.equal(mixed.length, 0, 'every execution saw only its own state')
 })
 
+t.test('executeAction with { request }: the execution, its hooks and its async steps see that store; nothing outside it does', async (t) => {
+  const context = createContext()
+  const seen: unknown[] = []
+  const note = createAction({
+    name: 'note',
+    description: '',
+    handler: (data, ctx) => {
+      seen.push(ctx.get('rest'))
+      return Ok(data)
+    },
+  })
+  const read = createAction({
+    name: 'read',
+    description: '',
+    hooks: { before: [{ service: 's', action: 'note', isCritical: true }] },
+    handler: async (_data, ctx) => {
+      await sleep(1)
+      return Ok({ rest: ctx.get('rest'), store: getRequestStore() === stores[0], session: ctx.getSession('rest') })
+    },
+  })
+  const engine = createEngine({ services: [{ name: 's', description: '', actions: [note, read] }] })
+  const stores = [createRequestStore({ id: 'first' }), createRequestStore({ id: 'second' })]
+  stores[0].sessions.rest = { user: 'a' }
+  const [first, second] = await Promise.all(stores.map((request) => engine.executeAction('s', 'read', {}, context, { request })))
+  t.same(first, { ok: true, value: { rest: { id: 'first' }, store: true, session: { user: 'a' } } })
+  t.same(second, { ok: true, value: { rest: { id: 'second' }, store: false, session: undefined } })
+  t.same(seen, [{ id: 'first' }, { id: 'second' }], 'the before hook ran in its execution\'s request')
+  t.equal(getRequestStore(), undefined, 'no scope is left behind')
+})
+
 t.test('through HTTP: context.get("rest") is the request, and concurrent requests stay apart', async (t) => {
   const probe = createAction({
     name: 'probe',

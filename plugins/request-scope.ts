@@ -74,42 +74,30 @@ export function setupRequestScope(app: FastifyInstance, context: ServerContext<a
   }
   app.addHook('onRoute', (route) => {
     const handler = route.handler as RouteHandlerMethod
-    // A handler that hands its request to the engine itself (the endpoint's): the execution's scope
-    // carries the request, and no scope of its own is entered around it (one scope per request, not two).
+    // A handler that hands its request to the engine itself (the endpoint's, `scopesItsExecution`): no
+    // scope is entered around it, and with no write inside a scope it needs no hook to move one out (a
+    // route without onSend hooks skips Fastify's onSend step altogether: the endpoint's hot path).
     if ((handler as { [OWN_SCOPE]?: true })[OWN_SCOPE]) return
     route.handler = function scoped(this: unknown, request, reply) {
       return runInRequestScope(requestStoreOf(request, reply, context), () => handler.call(this as never, request, reply))
     }
-    // A handler that never sends inside its scope needs no hook to move the write out of it: a route
-    // without onSend hooks skips Fastify's onSend step altogether (the endpoint's hot path).
-    if ((handler as { [RETURNS_ANSWER]?: true })[RETURNS_ANSWER]) return
     // Last of the route's onSend hooks: Fastify writes the answer right after it.
     const onSend = route.onSend
     route.onSend = onSend === undefined ? [writeOutsideScope] : [...(Array.isArray(onSend) ? onSend : [onSend]), writeOutsideScope]
   })
 }
 
-const RETURNS_ANSWER = Symbol('fastify-actions.answersByReturning')
 const OWN_SCOPE = Symbol('fastify-actions.scopesItsExecution')
 
 /**
- * Marks a route handler that answers by returning (`answersByReturning`) and runs no code of the
- * application outside the engine: it passes the request's store to `engine.execute` (`{ request }`),
- * whose execution scope carries it, so no request scope is entered around the handler. Anything else
- * the handler does sees no request scope.
+ * Marks a route handler that runs no code of the application outside the engine and answers by
+ * returning (the answer, or a promise of it; anything it sends itself goes through
+ * `outsideRequestScope`): it passes the request's store to `engine.execute` (`{ request }`), whose
+ * execution scope carries it. Its route gets no request scope around the handler and no
+ * `writeOutsideScope` hook (test/retention.test.ts checks each such route).
  */
 export function scopesItsExecution<T extends RouteHandlerMethod>(handler: T): T {
   ;(handler as T & { [OWN_SCOPE]?: true })[OWN_SCOPE] = true
-  return answersByReturning(handler)
-}
-
-/**
- * Marks a route handler that never has Fastify write inside the request scope: it returns its answer
- * (or a promise of it), and anything it sends itself is sent through `outsideRequestScope`. Its route
- * gets no `writeOutsideScope` hook (test/retention.test.ts checks each such route).
- */
-export function answersByReturning<T extends RouteHandlerMethod>(handler: T): T {
-  ;(handler as T & { [RETURNS_ANSWER]?: true })[RETURNS_ANSWER] = true
   return handler
 }
 

@@ -260,7 +260,7 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   reply.code(200).headers(SSE_HEADERS)
   if (reply.raw.sendDate && !reply.hasHeader('date')) reply.header('date', httpDate())
   // Sent outside the request scope (the endpoint's routes have no hook that moves the write out of it:
-  // plugins/request-scope.ts, `answersByReturning`).
+  // plugins/request-scope.ts, `scopesItsExecution`).
   return outsideRequestScope(() => reply.send(body))
 }
 

@@ -166,7 +166,7 @@ for (const target of [
 /**
  * A stream, on its route and on the endpoint: its generator runs in the execution's scope, its
  * events and its end are written outside the request scope (the routes of the endpoint have no hook
- * that would move a write out of it: plugins/request-scope.ts, `answersByReturning`).
+ * that would move a write out of it: plugins/request-scope.ts, `scopesItsExecution`).
  */
 for (const route of ['its route', 'the endpoint']) t.test(`a finished stream on ${route} does not keep its request (nor its body) alive on a keep-alive connection`, async (t) => {
   let seen: WeakRef<object> | undefined
@@ -206,7 +206,7 @@ for (const route of ['its route', 'the endpoint']) t.test(`a finished stream on 
 })
 
 /**
- * The endpoint's routes answer by returning (plugins/request-scope.ts, `answersByReturning`): no onSend
+ * The endpoint's routes answer by returning (plugins/request-scope.ts, `scopesItsExecution`): no onSend
  * hook on them (Fastify then skips its onSend step on the hot path); any other route of the app keeps
  * the hook that writes a synchronous send outside the scope (the tests above).
  */

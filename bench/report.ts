@@ -7,6 +7,20 @@ import type { BenchResults, BootCurvePoint, CurveResults, LoadCurvePoint, MicroR
 const fixed = (value: number | null | undefined, digits = 2) => (value === null || value === undefined ? '-' : value.toFixed(digits))
 const whole = (value: number | null | undefined) => (value === null || value === undefined ? '-' : Math.round(value).toLocaleString('en-US'))
 
+type FetchVsInject = MicroResult['fetchVsInject']
+
+/** The floor of a standard Response over app.inject, when the run measured it. */
+function floorSentence(f: FetchVsInject, markdown: boolean): string {
+  if (f.floorPerSec === undefined || f.floorRatio === undefined) return ''
+  const [response, text] = markdown ? ['`Response`', '`text()`'] : ['Response', 'text()']
+  return `; the smallest standard ${response} over the same inject, and its ${text}: ${whole(f.floorPerSec)} calls/s (${f.floorRatio.toFixed(2)}×)`
+}
+
+function floorNote(results: BenchResults): string {
+  const f = results.micro && 'fetchVsInject' in results.micro ? results.micro.fetchVsInject : undefined
+  return f?.floorRatio === undefined ? '' : `; any standard Response over app.inject reaches ${f.floorRatio.toFixed(2)}×`
+}
+
 function ratio(value: number | null, base: number | null): string {
   if (value === null || base === null || base === 0) return '-'
   return `${(value / base).toFixed(2)}×`
@@ -124,7 +138,7 @@ export function targetList(results: BenchResults): Target[] {
   )
   ratioTarget(
     'app.fetch + text() ≥ 0.80× app.inject + .body',
-    (r) => `app.fetch + text() at ${r}× app.inject + .body calls/s (target ≥ 0.80×)`,
+    (r) => `app.fetch + text() at ${r}× app.inject + .body calls/s (target ≥ 0.80×${floorNote(results)})`,
     results.micro && 'fetchVsInject' in results.micro ? results.micro.fetchVsInject.ratio : null,
     (r) => r >= 0.8,
   )
@@ -191,7 +205,7 @@ export function renderText(results: BenchResults): string {
   if (results.micro && 'dispatch' in results.micro) {
     const f = results.micro.fetchVsInject
     out.push('', textTable(MICRO_HEAD, microRows(results.micro)))
-    out.push('', `app.inject ${whole(f.injectOnlyPerSec)} calls/s, app.fetch ${whole(f.fetchOnlyPerSec)} calls/s (${f.ratioUnread.toFixed(2)}×); reading the body: ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×)`)
+    out.push('', `app.inject ${whole(f.injectOnlyPerSec)} calls/s, app.fetch ${whole(f.fetchOnlyPerSec)} calls/s (${f.ratioUnread.toFixed(2)}×); reading the body: ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×)${floorSentence(f, false)}`)
   } else if (results.micro) out.push('', `micro-benchmark failed: ${results.micro.error}`)
   if (results.curves) out.push('', 'Scaling curves (fastify-actions / fastify-bare):', '', ...curveTables(results.curves, textTable))
   out.push('', 'Targets of issue 29:', ...targets(results).map((line) => `  ${line}`))
@@ -210,7 +224,7 @@ export function renderMarkdown(results: BenchResults): string {
     out.push(
       '',
       `In one process: \`app.inject\` ${whole(f.injectOnlyPerSec)} calls/s, \`app.fetch\` ${whole(f.fetchOnlyPerSec)} calls/s (${f.ratioUnread.toFixed(2)}×); ` +
-        `reading the body (\`.body\`, \`text()\`): ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×).`,
+        `reading the body (\`.body\`, \`text()\`): ${whole(f.injectPerSec)} vs ${whole(f.fetchPerSec)} calls/s (${f.ratio.toFixed(2)}×)${floorSentence(f, true)}.`,
     )
   }
   out.push('', 'Targets of issue 29 (measured, not asserted):', '', ...targets(results).map((line) => `- ${line}`))
@@ -347,7 +361,8 @@ export function renderSideBySide(runs: Run[]): string {
         1,
       ),
       '',
-      `\`app.fetch\` + \`text()\` against \`app.inject\` + \`.body\`, calls/s ratio ${both}: ${cells(micros.map((m) => times(m?.fetchVsInject.ratio)))}.`,
+      `\`app.fetch\` + \`text()\` against \`app.inject\` + \`.body\`, calls/s ratio ${both}: ${cells(micros.map((m) => times(m?.fetchVsInject.ratio)))}; ` +
+        `the floor of any standard \`Response\` over \`app.inject\` (the smallest one and its \`text()\`): ${cells(micros.map((m) => times(m?.fetchVsInject.floorRatio)))}.`,
     )
   }
   const curveRows: string[][] = []

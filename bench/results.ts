@@ -40,8 +40,20 @@ export interface WorkloadResult {
 
 export interface MicroResult {
   dispatch: Array<{ actions: number; bootMs: number; executeActionUs: number; injectUs: number }>
-  /** Calls per second reading the body (`.body` / `text()`), and bare (`*Only`, body unread). */
-  fetchVsInject: { injectPerSec: number; fetchPerSec: number; ratio: number; injectOnlyPerSec: number; fetchOnlyPerSec: number; ratioUnread: number }
+  /**
+   * Calls per second reading the body (`.body` / `text()`), and bare (`*Only`, body unread). `floor*`:
+   * app.inject followed by the smallest standard `Response` and its `text()` (absent in older runs).
+   */
+  fetchVsInject: {
+    injectPerSec: number
+    fetchPerSec: number
+    ratio: number
+    injectOnlyPerSec: number
+    fetchOnlyPerSec: number
+    ratioUnread: number
+    floorPerSec?: number
+    floorRatio?: number
+  }
 }
 
 /** One server at one point of a load curve: medians over the curve's rounds; null when it did not run. */

@@ -86,7 +86,7 @@ async function main() {
   const expected = JSON.stringify({ status: true, message: "Action 'tasks.echo' executed", data: TASK })
 
   // app.fetch against app.inject first, in a process that has run nothing else: after the boots of
-  // 10,000 actions below, the same loop measured 0.45× on Node 26 against 0.69× here (their
+  // 10,000 actions below, the same loop measured 0.45× on Node 26 against 0.67× here (their
   // megamorphic call sites and larger heap slow both calls, the Response's more).
   const { server } = await boot(1)
   const app = server.rest!.app

@@ -18,7 +18,7 @@ function floorSentence(f: FetchVsInject, markdown: boolean): string {
 
 function floorNote(results: BenchResults): string {
   const f = results.micro && 'fetchVsInject' in results.micro ? results.micro.fetchVsInject : undefined
-  return f?.floorRatio === undefined ? '' : `; any standard Response over app.inject reaches ${f.floorRatio.toFixed(2)}×`
+  return f?.floorRatio === undefined ? '' : `; the smallest standard Response over app.inject: ${f.floorRatio.toFixed(2)}×`
 }
 
 function ratio(value: number | null, base: number | null): string {

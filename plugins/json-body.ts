@@ -55,14 +55,15 @@ export type JsonParser = (request: FastifyRequest, body: string, done: (error: E
  * Fastify's own JSON parser (prototype poisoning refused) followed by the nesting check: a body
  * deeper than `maxDepth` is a 400 envelope before any route, validator or action sees it, and never a
  * stack overflow when the answer is serialized. V8's `JSON.parse` keeps its own stack, so parsing
- * first is safe at any depth; walking the parsed value costs about half of scanning the text for
+ * first is safe at any depth (a body too deep is the `FA_ERR_JSON_TOO_DEEP` 400 on every route that
+ * uses it, the MCP route included); walking the parsed value costs about half of scanning the text for
  * brackets outside strings (the check this replaced: docs/benchmarks.md, the payload curve).
  */
-export function boundedJsonParser(parse: JsonParser, maxDepth: number, tooDeep: () => Error): JsonParser {
+export function boundedJsonParser(parse: JsonParser, maxDepth: number): JsonParser {
   return (request, body, done) => {
     if (!mayNestDeeper(body, maxDepth)) return parse(request, body, done)
     parse(request, body, (error, value) => {
-      if (error === null && nestsDeeper(value, maxDepth)) return done(tooDeep())
+      if (error === null && nestsDeeper(value, maxDepth)) return done(new FailureError(fail.jsonTooDeep(maxDepth)))
       done(error, value)
     })
   }
@@ -71,7 +72,7 @@ export function boundedJsonParser(parse: JsonParser, maxDepth: number, tooDeep: 
 /** JSON bodies (`application/json` and `application/*+json`) on `app`'s context, through `boundedJsonParser`. */
 export function setupJsonBody(app: FastifyInstance, maxDepth: number): void {
   const parse = app.getDefaultJsonParser('error', 'error') as unknown as JsonParser
-  const parseBounded = boundedJsonParser(parse, maxDepth, () => new FailureError(fail.jsonTooDeep(maxDepth)))
+  const parseBounded = boundedJsonParser(parse, maxDepth)
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseBounded)
   app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'string' }, parseBounded)

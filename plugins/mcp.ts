@@ -14,7 +14,7 @@ import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toTo
 import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
-import { FailureError, sendFailure } from './http-status.js'
+import { sendFailure } from './http-status.js'
 import { boundedJsonParser, type JsonParser } from './json-body.js'
 import { isSameOrigin } from './hosts.js'
 import { fail } from '../lib/errors.js'
@@ -192,7 +192,7 @@ function identityOf(config: ResolvedMcp): { name: string; version: string } {
 function useJsonRpcParser(app: FastifyInstance, maxDepth: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error') as unknown as JsonParser
   const readable: JsonParser = (request, body, done) => parseJson(request, body, (error, value) => done(null, error ? new UnreadableBody() : value))
-  const parse = boundedJsonParser(readable, maxDepth, () => new FailureError(fail.jsonTooDeep(maxDepth)))
+  const parse = boundedJsonParser(readable, maxDepth)
   app.removeAllContentTypeParsers()
   // `parseAs: 'string'` hands a string; Fastify's type still says string or Buffer.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => parse(request, body as string, done))

@@ -73,3 +73,74 @@ t.test('a connection that never sent a byte does not hold close(); a request in 
   await closing
   t.equal(server.app.server.listening, false)
 })
+
+/** The server side's listeners on one accepted connection, by event. */
+async function connectionListeners(server: import('node:http').Server, port: number): Promise<Record<string, number>> {
+  const { connect } = await import('node:net')
+  const accepted = new Promise<Record<string, number>>((resolve) => {
+    // Registered after the app's own 'connection' listeners, so it sees what they added.
+    server.once('connection', (socket) => resolve(Object.fromEntries(socket.eventNames().map((name) => [String(name), socket.listenerCount(name)]))))
+  })
+  const client = connect(port, '127.0.0.1')
+  client.on('error', () => {})
+  const listeners = await accepted
+  client.destroy()
+  return listeners
+}
+
+t.test('a connection gets no listener of its own: the same listeners as under bare Fastify', async (t) => {
+  const { default: Fastify } = await import('fastify')
+  const bare = Fastify()
+  await bare.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => bare.close())
+  const server = await buildServer({ services: [{ name: 's', description: '', actions: [] }] })
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => server.close())
+  const expected = await connectionListeners(bare.server, (bare.server.address() as { port: number }).port)
+  const actual = await connectionListeners(server.app.server, (server.app.server.address() as { port: number }).port)
+  t.ok(expected.close >= 1, 'Node listens for close itself')
+  t.same(actual, expected)
+})
+
+t.test('closed connections are not kept for close(): they are collected, and a silent one is still closed', async (t) => {
+  const { connect } = await import('node:net')
+  const { setFlagsFromString } = await import('node:v8')
+  const { runInNewContext } = await import('node:vm')
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  const server = await buildServer({ services: [{ name: 's', description: '', actions: [] }] })
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = server.app.server.address() as { port: number }
+  const accepted: WeakRef<import('node:net').Socket>[] = []
+  server.app.server.on('connection', (socket) => accepted.push(new WeakRef(socket)))
+  const count = 300
+  for (let i = 0; i < count; i++) {
+    const client = connect(port, '127.0.0.1')
+    client.on('error', () => {})
+    await new Promise((resolve) => client.once('connect', resolve))
+    client.destroy()
+    await new Promise((resolve) => client.once('close', resolve))
+  }
+  for (let attempt = 0; attempt < 100 && accepted.some((ref) => ref.deref()?.destroyed === false); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  t.equal(accepted.length, count)
+  for (let round = 0; round < 3; round++) {
+    await new Promise((resolve) => setImmediate(resolve))
+    gc()
+  }
+  const collected = accepted.filter((ref) => ref.deref() === undefined).length
+  // The set is swept whenever it doubles (from 64): at most the last 64 closed ones are still held.
+  t.ok(collected >= count - 64, `${collected} of ${count} closed connections were collected`)
+
+  const silent = connect(port, '127.0.0.1')
+  silent.on('error', () => {})
+  await new Promise((resolve) => silent.once('connect', resolve))
+  const silentClosed = new Promise((resolve) => silent.once('close', resolve))
+  t.teardown(() => silent.destroy())
+  const closing = server.close()
+  await silentClosed
+  t.pass('the silent connection was closed by the server')
+  await closing
+  t.equal(server.app.server.listening, false)
+})

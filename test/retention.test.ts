@@ -235,3 +235,46 @@ t.test("the endpoint's JSON routes carry no onSend hook; other routes keep write
   t.match(hooksOf.get('GET /custom'), /\(onSend\) \["writeOutsideScope\(\)"\]/, 'a custom route keeps it')
   t.match(hooksOf.get('GET /api/openapi.json'), /writeOutsideScope/, 'so do the document routes')
 })
+
+/**
+ * The async context an execution leaves behind is the one it found (lib/context.ts, `runInScope`). On
+ * Node 24 and 26 `AsyncLocalStorage.run` leaves a copy of it instead, and the answer is written in
+ * that copy: the connection's keep-alive timer then holds a new object per request, one per open
+ * connection, which every scavenge copies. The timer's context is Node's own field
+ * (`kAsyncContextFrame`, Node 24 and later); Node 20 keeps stores on the async resource, and has no
+ * such field.
+ */
+const frameField = (timer: object) => Object.getOwnPropertySymbols(timer).find((symbol) => symbol.description === 'kAsyncContextFrame')
+const hasFrames = frameField(setTimeout(() => {}, 0)) !== undefined
+for (const waits of [false, true]) t.test(`answers on a kept-alive connection leave its timer the async context it had${waits ? ', after an await in the handler' : ''}`, { skip: hasFrames ? false : `Node ${process.versions.node} keeps async context on the async resource, not in a frame` }, async (t) => {
+  const echo = createAction({
+    name: 'echo',
+    description: 'Echoes',
+    handler: (data) => {
+      const answer = Ok(data)
+      return waits ? new Promise<typeof answer>((resolve) => setImmediate(() => resolve(answer))) : answer
+    },
+  })
+  const server = await buildServer({ services: [{ name: 'ctx', description: 'Async context', actions: [echo] }] })
+  await server.app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => server.close())
+  const { port } = server.app.server.address() as { port: number }
+  let socket: import('node:net').Socket | undefined
+  server.app.server.on('connection', (accepted) => (socket = accepted))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+  /** The async context the connection's keep-alive timer carries after an answer. */
+  const timerContext = async (n: number) => {
+    const payload = JSON.stringify({ intent: 'execute', service: 'ctx', action: 'echo', payload: { n } })
+    const answer = await send(agent, port, 'POST', '/api/services', { 'content-type': 'application/json' }, payload)
+    t.same(JSON.parse(answer.text), { status: true, message: "Action 'ctx.echo' executed", data: { n } })
+    const timer = (socket as unknown as Record<symbol, object | undefined>)[Object.getOwnPropertySymbols(socket!).find((symbol) => symbol.description === 'timeout')!]
+    t.ok(timer, 'the connection has its keep-alive timer')
+    const field = frameField(timer!)
+    t.ok(field, 'the timer has an async context field')
+    return (timer as Record<symbol, unknown>)[field!]
+  }
+  const first = await timerContext(1)
+  const second = await timerContext(2)
+  t.equal(second, first, 'the same async context after each answer: nothing made for a request')
+})

@@ -2,7 +2,7 @@
  * `tsx bench/memory.ts [workload] [rounds] [seconds]`: where a server's memory goes under load.
  * fastify-actions and fastify-bare (BENCH_SERVERS to change), compiled and pinned as in the bench,
  * each started with bench/memprobe.ts preloaded, take turns (rotated) for `rounds` rounds of
- * `seconds` of autocannon load (32 connections) after a 1 s warm-up. Prints, per server, the medians
+ * `seconds` of autocannon load (32 connections, MEM_CONNECTIONS) after a 1 s warm-up. Prints, per server, the medians
  * of the idle baseline after boot and of the breakdown at peak RSS: RSS, V8's heap spaces (committed),
  * external memory and what is left outside the V8 heap. MEM_NODE_FLAGS adds node flags to the servers
  * (e.g. `--max-semi-space-size=8`); the server CPU µs per request is printed too (for an A/B of CPU); MEM_ENV adds `NAME=value,…` to their environment; MEM_AB names
@@ -29,6 +29,7 @@ const ab = process.env.MEM_AB
 const servers = [...(process.env.BENCH_SERVERS?.split(',') ?? ['fastify-actions', 'fastify-bare']), ...(ab ? ['fastify-actions@B'] : [])] as ServerName[]
 for (const s of servers) if (!SERVERS.includes(s.replace(/@B$/, '') as ServerName)) throw new Error(`unknown server ${s}`)
 const traceGc = process.env.MEM_TRACE_GC === '1'
+const connections = Number(process.env.MEM_CONNECTIONS ?? 32)
 const flags = [...(process.env.MEM_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), ...(traceGc ? ['--trace-gc-nvp'] : [])]
 
 interface GcWindow {
@@ -86,7 +87,7 @@ async function main() {
   const results = new Map<ServerName, Array<{ idle: Snap; peak: Snap; sampledPeak: number; reqPerSec: number; cpuUs: number; gc?: GcWindow }>>()
   try {
     const load = async (port: number, durationSec: number): Promise<LoadResult> => {
-      const spec: LoadSpec = { url: `http://127.0.0.1:${port}${req.path}`, connections: 32, durationSec, method: req.method, headers: req.headers, bodyBase64: req.body.toString('base64') }
+      const spec: LoadSpec = { url: `http://127.0.0.1:${port}${req.path}`, connections, durationSec, method: req.method, headers: req.headers, bodyBase64: req.body.toString('base64') }
       const file = join(build.dir, `mem-load-${durationSec}.json`)
       writeFileSync(file, JSON.stringify(spec))
       const proc = spawnNode([join(build.dir, 'bench/load.js'), file], { core: LOAD_CORE })
@@ -147,7 +148,7 @@ async function main() {
   const head = ['MiB (medians)', ...servers.flatMap((s) => [`${s} idle`, `${s} peak`])]
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
-  process.stdout.write(`Node ${process.version}, ${workload}, ${rounds} round(s) × ${seconds} s${flags.length ? `, flags ${flags.join(' ')}` : ''}${Object.keys(extraEnv).length ? `, env ${process.env.MEM_ENV}` : ''}\n${line(head)}\n${rows.map(line).join('\n')}\n`)
+  process.stdout.write(`Node ${process.version}, ${workload}, ${connections} connections, ${rounds} round(s) × ${seconds} s${flags.length ? `, flags ${flags.join(' ')}` : ''}${Object.keys(extraEnv).length ? `, env ${process.env.MEM_ENV}` : ''}\n${line(head)}\n${rows.map(line).join('\n')}\n`)
 }
 
 process.on('exit', killAll)

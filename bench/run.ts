@@ -6,8 +6,8 @@
  * the rounds, each after a warm-up; medians are reported. Every child process is killed at the end,
  * even on error.
  *
- * Environment: BENCH_QUICK=1 (one round of 5 s), BENCH_SHORT=1 (the short complete run: 3 rounds of
- * 3 s, the peers one round, curves 2 rounds of 3 s), BENCH_ROUNDS, BENCH_PEER_ROUNDS, BENCH_DURATION,
+ * Environment: BENCH_QUICK=1 (one round of 5 s), BENCH_SHORT=1 (the short complete run: 5 rounds of
+ * 3 s, the peers one round, curves 3 rounds of 3 s), BENCH_ROUNDS, BENCH_PEER_ROUNDS, BENCH_DURATION,
  * BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_WORKLOADS / BENCH_SERVERS (comma lists), BENCH_MICRO=0,
  * BENCH_CURVES (0 or a comma list of payload,connections,uploads,boot), BENCH_CURVE_ROUNDS,
  * BENCH_CURVE_DURATION, BENCH_CURVE_WARMUP, BENCH_OUT, BENCH_AS=node24|node26 (set by bench/node.sh),
@@ -63,11 +63,13 @@ const quick = env.BENCH_QUICK === '1'
 const check = env.BENCH_CHECK === '1'
 /**
  * BENCH_SHORT=1: a complete run (it publishes) with shorter windows, so that Node 26 and Node 24 both
- * fit in about 25 minutes on 2 cores: fastify-actions and fastify-bare keep 3 interleaved rounds (the
- * same-run ratios the targets are judged on), the peers get one, the curves 2.
+ * fit in about 35 minutes on 2 cores: fastify-actions and fastify-bare get 5 interleaved rounds (the
+ * same-run ratios the targets are judged on: on a shared 2-core machine a server's CPU per request
+ * moves between processes of the same build, and a median of three moved most ratios by more than
+ * their distance to a target), the peers get one, the curves 3.
  */
 const short = !quick && !check && env.BENCH_SHORT === '1'
-const workloadRounds = Number(env.BENCH_ROUNDS ?? (quick ? 1 : 3))
+const workloadRounds = Number(env.BENCH_ROUNDS ?? (quick ? 1 : short ? 5 : 3))
 const settings = {
   rounds: workloadRounds,
   peerRounds: Math.min(workloadRounds, Number(env.BENCH_PEER_ROUNDS ?? (short ? 1 : workloadRounds))),
@@ -79,7 +81,7 @@ const settings = {
   short,
 }
 const curveSettings = {
-  rounds: Number(env.BENCH_CURVE_ROUNDS ?? (quick ? 1 : short ? 2 : 3)),
+  rounds: Number(env.BENCH_CURVE_ROUNDS ?? (quick ? 1 : 3)),
   durationSec: Number(env.BENCH_CURVE_DURATION ?? (quick || short ? 3 : 5)),
   warmupSec: Number(env.BENCH_CURVE_WARMUP ?? (quick || short ? 1 : 2)),
 }

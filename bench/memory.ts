@@ -41,26 +41,38 @@ interface GcWindow {
   survivedPerScavenge: number
 }
 
-/** Sums V8's `--trace-gc-nvp` lines (`GC: {json}`) of a stdout slice, per answered request. */
+/** One `--trace-gc-nvp` line: JSON (`GC: {...}`, Node 26) or `key=value` pairs (Node 20 and 24). */
+function* gcEvents(text: string): Generator<{ gc: string; allocated?: number; promoted?: number; new_space_survived?: number }> {
+  for (const line of text.split('\n')) {
+    const json = /GC: (\{.*\})/.exec(line)
+    if (json) {
+      try {
+        yield JSON.parse(json[1])
+      } catch {
+        // a line cut by the pipe
+      }
+    } else if (line.includes(' gc=')) {
+      const pairs = Object.fromEntries([...line.matchAll(/(\w[\w.]*)=([\w.]+)/g)].map((m) => [m[1], m[2]]))
+      const number = (key: string) => (pairs[key] === undefined ? undefined : Number(pairs[key]))
+      yield { gc: pairs.gc, allocated: number('allocated'), promoted: number('promoted'), new_space_survived: number('new_space_survived') }
+    }
+  }
+}
+
+/** Sums V8's `--trace-gc-nvp` lines of a stdout slice, per answered request. */
 function gcWindow(text: string, requests: number): GcWindow {
   let allocated = 0
   let promoted = 0
   let scavenges = 0
   let markCompacts = 0
   const survived: number[] = []
-  for (const match of text.matchAll(/GC: (\{.*\})/g)) {
-    try {
-      const event = JSON.parse(match[1]) as { gc: string; allocated?: number; promoted?: number; new_space_survived?: number }
-      allocated += event.allocated ?? 0
-      promoted += event.promoted ?? 0
-      if (event.gc === 's' || event.gc === 'mmc') {
-        scavenges++
-        if (event.new_space_survived !== undefined) survived.push(event.new_space_survived)
-      }
-      else markCompacts++
-    } catch {
-      // a line cut by the pipe
-    }
+  for (const event of gcEvents(text)) {
+    allocated += event.allocated ?? 0
+    promoted += event.promoted ?? 0
+    if (event.gc === 's' || event.gc === 'mmc') {
+      scavenges++
+      if (event.new_space_survived !== undefined) survived.push(event.new_space_survived)
+    } else markCompacts++
   }
   const per = Math.max(1, requests)
   return {

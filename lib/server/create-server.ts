@@ -119,10 +119,7 @@ function closeConnectionsWhenDrained(app: FastifyInstance): void {
   let timer: NodeJS.Timeout | undefined
   const drain = () => {
     app.server.closeIdleConnections?.()
-    for (const socket of sockets) {
-      if (socket.destroyed) sockets.delete(socket)
-      else if (socket.bytesRead === 0) socket.destroy()
-    }
+    for (const socket of sockets) if (!socket.destroyed && socket.bytesRead === 0) socket.destroy()
   }
   app.addHook('preClose', function (done) {
     drain()

@@ -2,12 +2,39 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { fail } from '../lib/errors.js'
 import { FailureError } from './http-status.js'
 
+/** Deeper limits than this are walked with the explicit stack: recursion stays this shallow. */
+const RECURSION_LIMIT = 256
+
 /**
  * True when `value` (parsed JSON) holds arrays or objects more than `max` levels inside one another;
- * the value itself is level 1. A walk with its own stack (no recursion, so no depth can overflow it)
- * that stops at the first container past the limit.
+ * the value itself is level 1. Stops at the first container past the limit. Below 256 (the default is
+ * 64) a recursive walk, at most `max + 1` calls deep: half the time of the walk with its own stack on
+ * Node 24 (335 against 660 µs for the payload curve's 1 MiB body, 360 against 460 on Node 26),
+ * which a higher limit still gets, so that no `rest.maxDepth` can overflow the call stack.
  */
 export function nestsDeeper(value: unknown, max: number): boolean {
+  if (value === null || typeof value !== 'object') return false
+  return max < RECURSION_LIMIT ? deeperWithin(value, 1, max) : nestsDeeperByStack(value, max)
+}
+
+function deeperWithin(node: object, depth: number, max: number): boolean {
+  if (depth > max) return true
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const item: unknown = node[i]
+      if (item !== null && typeof item === 'object' && deeperWithin(item, depth + 1, max)) return true
+    }
+    return false
+  }
+  for (const key in node) {
+    const item = (node as Record<string, unknown>)[key]
+    if (item !== null && typeof item === 'object' && deeperWithin(item, depth + 1, max)) return true
+  }
+  return false
+}
+
+/** `nestsDeeper` with its own stack (no recursion, so no depth can overflow it): for limits of 256 and more. */
+export function nestsDeeperByStack(value: unknown, max: number): boolean {
   if (value === null || typeof value !== 'object') return false
   const nodes: object[] = [value]
   const depths: number[] = [1]

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { createAction, DEFAULTS, messages, Ok, type Service } from '../../lib/index.js'
-import { mayNestDeeper, nestsDeeper } from '../../plugins/json-body.js'
+import { mayNestDeeper, nestsDeeper, nestsDeeperByStack } from '../../plugins/json-body.js'
 import { buildServer } from '../helpers/server.js'
 
 // Finding 3: a payload nested 5,000 arrays deep was parsed, then overflowed the stack when the
@@ -89,8 +89,18 @@ t.test('nestsDeeper counts nesting of the parsed value, not brackets', async (t)
   t.equal(deeper('1', 0), false)
   t.equal(deeper('null', 0), false)
   t.equal(deeper('{}', 0), true)
-  // Its own stack: a million levels (V8's parser keeps its own stack too) is answered, not a RangeError.
-  t.equal(nestsDeeper(JSON.parse('['.repeat(1_000_000) + ']'.repeat(1_000_000)), 64), true)
+  // A million levels (V8's parser keeps its own stack too) is answered, not a RangeError: below a
+  // limit of 256 the recursive walk stops at the limit; at 256 and above the walk keeps its own stack.
+  const million = JSON.parse('['.repeat(1_000_000) + ']'.repeat(1_000_000))
+  t.equal(nestsDeeper(million, 64), true)
+  t.equal(nestsDeeper(million, 255), true)
+  t.equal(nestsDeeper(million, 100_000), true)
+  t.equal(nestsDeeper(million, 1_000_000), false)
+  const atLimit = (depth: number) => JSON.parse('['.repeat(depth) + ']'.repeat(depth))
+  for (const max of [254, 255, 256, 257]) {
+    t.equal(nestsDeeper(atLimit(max), max), false, `${max} levels pass a limit of ${max}`)
+    t.equal(nestsDeeper(atLimit(max + 1), max), true, `${max + 1} levels do not`)
+  }
 })
 
 t.test('mayNestDeeper is an upper bound: it says no only when no nesting could pass the limit', async (t) => {
@@ -127,7 +137,8 @@ t.test('the check agrees with a character-by-character scan of the text on rando
     fc.property(value, fc.integer({ min: 0, max: 6 }), (parsed, max) => {
       const json = JSON.stringify(parsed)
       const expected = reference(json, max)
-      return nestsDeeper(JSON.parse(json), max) === expected && (!expected || mayNestDeeper(json, max))
+      const value = JSON.parse(json)
+      return nestsDeeper(value, max) === expected && nestsDeeperByStack(value, max) === expected && (!expected || mayNestDeeper(json, max))
     }),
     { numRuns: 20_000 },
   )

@@ -1,6 +1,11 @@
 /**
- * The load generator: one autocannon run in its own process (the harness pins it to another core).
- * argv[2] is a JSON file: { url, connections, durationSec, method, headers, bodyBase64 }.
+ * The load generator: autocannon in its own process (the harness pins it to another core).
+ * argv[2] is a JSON file: { url, connections, durationSec, warmupSec?, method, headers, bodyBase64 }.
+ * With `warmupSec`, it first loads the server that long in this same process, prints `WARM`, and
+ * waits for a line on stdin before the measured window (`runLoad` in bench/procs.ts takes the server's
+ * CPU and RSS baselines in between). A fresh process warming up itself (its own JIT) in the window it
+ * measures added its own latency to the first second: a p99 of 6 to 7.6 ms in that second against
+ * about 2 ms in the next two, on both servers, and most of a 3 s window's p99 (docs/benchmarks.md).
  * Prints one JSON line: { reqPerSec, p50Ms, p99Ms, total, non2xx, errors, timeouts, statusCodes }.
  */
 import { createRequire } from 'node:module'
@@ -31,6 +36,8 @@ export interface LoadSpec {
   url: string
   connections: number
   durationSec: number
+  /** Seconds of load before the measured window, in the same process (none when absent or 0). */
+  warmupSec?: number
   method: string
   headers: Record<string, string>
   bodyBase64: string
@@ -51,16 +58,24 @@ export interface LoadResult {
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8')) as LoadSpec
-const instance = autocannon({
-  url: spec.url,
-  connections: spec.connections,
-  duration: spec.durationSec,
-  method: spec.method,
-  headers: spec.headers,
-  body: Buffer.from(spec.bodyBase64, 'base64'),
-  pipelining: 1,
-  timeout: 10,
-})
+const body = Buffer.from(spec.bodyBase64, 'base64')
+const start = (durationSec: number) =>
+  autocannon({ url: spec.url, connections: spec.connections, duration: durationSec, method: spec.method, headers: spec.headers, body, pipelining: 1, timeout: 10 })
+if (spec.warmupSec) {
+  const warm = start(spec.warmupSec)
+  await new Promise<void>((resolve, reject) => {
+    warm.on('done', () => resolve())
+    warm.on('error', reject)
+  })
+  process.stdout.write('WARM\n')
+  // The harness's go; stdin closing (the harness gone) ends the process instead.
+  await new Promise<void>((resolve) => {
+    process.stdin.once('data', () => resolve())
+    process.stdin.once('end', () => process.exit(1))
+  })
+  process.stdin.pause()
+}
+const instance = start(spec.durationSec)
 // autocannon's own histogram keeps whole milliseconds; record the exact times of 2xx answers for the percentiles.
 const latencies: number[] = []
 instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {

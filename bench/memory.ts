@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { writeFileSync } from 'node:fs'
 import { buildProject } from './build.js'
 import type { LoadResult, LoadSpec } from './load.js'
-import { cpuMs, killAll, LOAD_CORE, rssMiB, sampleRss, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
+import { cpuMs, killAll, rssMiB, runLoad, sampleRss, SERVER_CORE, spawnNode, stop, waitReady } from './procs.js'
 import { requestOf, SERVERS, type AnyWorkloadName, type ServerName } from './shared.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -98,13 +98,12 @@ async function main() {
   const req = requestOf(workload)
   const results = new Map<ServerName, Array<{ idle: Snap; peak: Snap; sampledPeak: number; reqPerSec: number; cpuUs: number; gc?: GcWindow }>>()
   try {
-    const load = async (port: number, durationSec: number): Promise<LoadResult> => {
-      const spec: LoadSpec = { url: `http://127.0.0.1:${port}${req.path}`, connections, durationSec, method: req.method, headers: req.headers, bodyBase64: req.body.toString('base64') }
-      const file = join(build.dir, `mem-load-${durationSec}.json`)
+    // A 1 s warm-up in the load process itself, then `beforeWindow`, then `seconds` of measured load.
+    const load = (port: number, beforeWindow: () => void): Promise<LoadResult> => {
+      const spec: LoadSpec = { url: `http://127.0.0.1:${port}${req.path}`, connections, durationSec: seconds, warmupSec: 1, method: req.method, headers: req.headers, bodyBase64: req.body.toString('base64') }
+      const file = join(build.dir, `mem-load-${seconds}.json`)
       writeFileSync(file, JSON.stringify(spec))
-      const proc = spawnNode([join(build.dir, 'bench/load.js'), file], { core: LOAD_CORE })
-      const stdout = await waitExit(proc, (durationSec + 60) * 1000)
-      return JSON.parse(stdout.trim().split('\n').pop() as string) as LoadResult
+      return runLoad(join(build.dir, 'bench/load.js'), file, seconds, 1, beforeWindow)
     }
     for (let r = 0; r < rounds; r++) {
       for (const server of servers.map((_, i) => servers[(i + r) % servers.length])) {
@@ -117,14 +116,17 @@ async function main() {
         try {
           const port = await waitReady(proc)
           await new Promise((done) => setTimeout(done, 600))
-          await load(port, 1)
-          const sampler = sampleRss(proc.child.pid, 100)
-          const from = proc.stdout().length
-          const cpuBefore = cpuMs(proc.child.pid) ?? 0
-          const result = await load(port, seconds)
+          let sampler: ReturnType<typeof sampleRss> | undefined
+          let from = 0
+          let cpuBefore = 0
+          const result = await load(port, () => {
+            sampler = sampleRss(proc.child.pid, 100)
+            from = proc.stdout().length
+            cpuBefore = cpuMs(proc.child.pid) ?? 0
+          })
           const cpuUs = (((cpuMs(proc.child.pid) ?? 0) - cpuBefore) * 1000) / Math.max(1, result.total)
           const gc = traceGc ? gcWindow(proc.stdout().slice(from), result.total) : undefined
-          const sampledPeak = Math.max(...sampler.stop(), rssMiB(proc.child.pid) ?? 0)
+          const sampledPeak = Math.max(...(sampler?.stop() ?? []), rssMiB(proc.child.pid) ?? 0)
           await new Promise((done) => setTimeout(done, 150))
           const { idle, peak } = JSON.parse(readFileSync(probe, 'utf8')) as { idle: Snap; peak: Snap }
           ;(results.get(server) ?? results.set(server, []).get(server)!).push({ idle, peak, sampledPeak, reqPerSec: result.reqPerSec, cpuUs, gc })

@@ -2,6 +2,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
+import type { LoadResult } from './load.js'
 
 const children = new Set<ChildProcess>()
 
@@ -150,4 +151,43 @@ export function sampleRss(pid: number | undefined, everyMs = 250): { stop: () =>
       return samples
     },
   }
+}
+
+/** Resolves when the child has printed `line` (a whole line), fails if it exits first or after `timeoutMs`. */
+function waitLine(spawned: Spawned, line: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const { child } = spawned
+    const seen = () => spawned.stdout().split('\n').includes(line)
+    if (seen()) return resolve()
+    const timer = setTimeout(() => done(new Error(`no ${line} line after ${timeoutMs} ms`)), timeoutMs)
+    const onData = () => {
+      if (seen()) done()
+    }
+    const onExit = (code: number | null) => done(new Error(`exited with code ${code} before ${line}: ${spawned.stderr().slice(-2000)}`))
+    const done = (error?: Error) => {
+      clearTimeout(timer)
+      child.stdout!.off('data', onData)
+      child.off('exit', onExit)
+      if (error) reject(error)
+      else resolve()
+    }
+    child.stdout!.on('data', onData)
+    child.once('exit', onExit)
+  })
+}
+
+/**
+ * One run of bench/load.js (`script`) on the load core with the spec in `specFile`: its warm-up
+ * (`warmupSec`, in the same process), then `beforeWindow` (where a caller takes the server's CPU and
+ * RSS baselines), then the measured window of `durationSec`.
+ */
+export async function runLoad(script: string, specFile: string, durationSec: number, warmupSec: number, beforeWindow?: () => void): Promise<LoadResult> {
+  const load = spawnNode([script, specFile], { core: LOAD_CORE })
+  if (warmupSec > 0) {
+    await waitLine(load, 'WARM', (warmupSec + 60) * 1000)
+    beforeWindow?.()
+    load.child.stdin!.write('go\n')
+  } else beforeWindow?.()
+  const stdout = await waitExit(load, (durationSec + 60) * 1000)
+  return JSON.parse(stdout.trim().split('\n').pop() as string) as LoadResult
 }

@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { BootSample } from './boot.js'
 import { buildProject, type Build } from './build.js'
-import { canPin, cpuMs, killAll, LOAD_CORE, rssMiB, sampleRss, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
+import { canPin, cpuMs, killAll, LOAD_CORE, rssMiB, runLoad, sampleRss, SERVER_CORE, spawnNode, stop, waitExit, waitReady } from './procs.js'
 import type { LoadResult, LoadSpec } from './load.js'
 import { publishDocs, RESULT_NAME, RESULTS_DIR } from './publish.js'
 import { renderText } from './report.js'
@@ -212,24 +212,19 @@ interface Job {
   durationSec: number
 }
 
-function writeSpec(build: Build, job: Job, port: number, durationSec: number): string {
+function writeSpec(build: Build, job: Job, port: number): string {
   const spec: LoadSpec = {
     url: `http://127.0.0.1:${port}${job.req.path}`,
     connections: job.connections,
-    durationSec,
+    durationSec: job.durationSec,
+    warmupSec: job.warmupSec,
     method: job.req.method,
     headers: job.req.headers,
     bodyBase64: job.req.body.toString('base64'),
   }
-  const file = join(build.dir, `load-${job.workload}-${job.connections}-${durationSec}.json`)
+  const file = join(build.dir, `load-${job.workload}-${job.connections}-${job.durationSec}.json`)
   writeFileSync(file, JSON.stringify(spec))
   return file
-}
-
-async function runLoad(build: Build, specFile: string, durationSec: number): Promise<LoadResult> {
-  const load = spawnNode([join(build.dir, 'bench/load.js'), specFile], { core: LOAD_CORE })
-  const stdout = await waitExit(load, (durationSec + 60) * 1000)
-  return JSON.parse(stdout.trim().split('\n').pop() as string) as LoadResult
 }
 
 interface Sample {
@@ -251,12 +246,15 @@ async function measure(build: Build, job: Job, checked: Map<string, Verdict>): P
     if (!checked.has(key)) checked.set(key, await precheck(workload, server, port, job.req))
     const verdict = checked.get(key)!
     if (verdict.skip) return { skip: verdict.skip }
-    if (job.warmupSec > 0) await runLoad(build, writeSpec(build, job, port, job.warmupSec), job.warmupSec)
-    const sampler = sampleRss(proc.child.pid)
-    const cpuBefore = cpuMs(proc.child.pid)
-    const load = await runLoad(build, writeSpec(build, job, port, job.durationSec), job.durationSec)
+    // The warm-up runs in the load process itself; the baselines are taken when its window starts.
+    let sampler: ReturnType<typeof sampleRss> | undefined
+    let cpuBefore: number | null = null
+    const load = await runLoad(join(build.dir, 'bench/load.js'), writeSpec(build, job, port), job.durationSec, job.warmupSec, () => {
+      sampler = sampleRss(proc.child.pid)
+      cpuBefore = cpuMs(proc.child.pid)
+    })
     const cpuAfter = cpuMs(proc.child.pid)
-    const samples = sampler.stop()
+    const samples = sampler?.stop() ?? []
     const cpuUs = cpuBefore !== null && cpuAfter !== null && load.total > 0 ? ((cpuAfter - cpuBefore) * 1000) / load.total : null
     return { load, rssIdle, rssPeak: samples.length > 0 ? Math.max(...samples) : null, cpuUs }
   } finally {

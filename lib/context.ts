@@ -56,6 +56,11 @@ export type AuthUser = Record<string, unknown> & { userId: string; organizationI
 interface Scope {
   readonly request: RequestStore | undefined
   readonly execution: ExecutionState | undefined
+  /**
+   * The async resource of the outermost scope: on Node 24 and later it holds the async context that
+   * scope was entered from (`outsideRequestScope`).
+   */
+  readonly outer: AsyncResource
 }
 
 /** The execution's cancellation rides on its hook context under a symbol (the scope keeps two fields: cheaper to make). */
@@ -86,23 +91,43 @@ function enterThenRun<T>(scope: Scope, fn: () => T): T {
  * per scope on Node 24, 165 against 218 on Node 26). Node 20 keeps stores on the async resource,
  * where this costs about 50 ns more than `run`.
  */
-function runInScope<T>(scope: Scope, fn: () => T): T {
-  return new AsyncResource(SCOPE_RESOURCE, { requireManualDestroy: true }).runInAsyncScope(enterThenRun<T>, null, scope, fn)
+function runInScope<T>(request: RequestStore | undefined, execution: ExecutionState | undefined, fn: () => T): T {
+  const resource = new AsyncResource(SCOPE_RESOURCE, { requireManualDestroy: true })
+  const scope: Scope = { request, execution, outer: scopeStorage.getStore()?.outer ?? resource }
+  return resource.runInAsyncScope(enterThenRun<T>, null, scope, fn)
 }
 
 /** Runs `fn` with `store` as the current request store (the execution in progress, if any, stays). */
 export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
-  return runInScope({ request: store, execution: scopeStorage.getStore()?.execution }, fn)
+  return runInScope(store, scopeStorage.getStore()?.execution, fn)
 }
 
 /**
- * Runs `fn` outside any request or execution scope. For work a request starts but that must not carry
- * it: an async resource made inside the scope (a socket write, the keep-alive timer armed when an
- * answer finishes) keeps the scope, and through it the request, alive until the resource is gone.
+ * Runs `fn` outside any request or execution scope: in the async context the outermost scope was
+ * entered from (the very one, not a copy). For work a request starts but that must not carry it: an
+ * async resource made inside the scope (a socket write, the keep-alive timer armed when an answer
+ * finishes) keeps the scope, and through it the request, alive until the resource is gone.
+ * `AsyncLocalStorage.exit` would do that too, but on Node 24 and 26 in a new frame, a copy, which the
+ * connection's keep-alive timer then keeps: one object per request and open connection.
  */
 export function outsideRequestScope<T>(fn: () => T): T {
-  return scopeStorage.exit(fn)
+  const scope = scopeStorage.getStore()
+  if (!scope) return fn()
+  return resourcesKeepTheirContext ? scope.outer.runInAsyncScope(fn) : scopeStorage.exit(fn)
 }
+
+/**
+ * True when entering a store inside `runInAsyncScope` leaves the resource's own context as it was
+ * (Node 24 and later: the context is a frame the resource points to). Node 20 sets the store on the
+ * current resource itself, so the outermost scope's resource holds the scope, not the context before
+ * it; there `exit` is used, which on Node 20 makes nothing new.
+ */
+const resourcesKeepTheirContext = (() => {
+  const probe = new AsyncResource(SCOPE_RESOURCE, { requireManualDestroy: true })
+  const marker: Scope = { request: undefined, execution: undefined, outer: probe }
+  probe.runInAsyncScope(() => scopeStorage.enterWith(marker))
+  return probe.runInAsyncScope(() => scopeStorage.getStore()) !== marker
+})()
 
 /** True inside a request or execution scope. */
 export function inRequestScope(): boolean {
@@ -128,7 +153,7 @@ export function createHookContext(actionName: string, input: unknown): HookConte
  */
 export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T, cancellation?: Cancellation, request?: RequestStore): T {
   if (cancellation) (hookContext as ExecutionState)[CANCELLATION] = cancellation
-  return runInScope({ request: request ?? scopeStorage.getStore()?.request, execution: hookContext }, fn)
+  return runInScope(request ?? scopeStorage.getStore()?.request, hookContext, fn)
 }
 
 /** The cancellation of the execution in progress, if any. */

@@ -278,3 +278,41 @@ for (const waits of [false, true]) t.test(`answers on a kept-alive connection le
   const second = await timerContext(2)
   t.equal(second, first, 'the same async context after each answer: nothing made for a request')
 })
+
+/**
+ * What is written outside the request scope (`outsideRequestScope`: a custom route's synchronous
+ * `reply.send`, the MCP route's answer) is written in the async context the scope was entered from,
+ * not in a copy: `AsyncLocalStorage.exit` made a new frame per answer on Node 24 and 26, which the
+ * connection's keep-alive timer then kept.
+ */
+for (const target of ['a custom route that sends synchronously', 'an MCP tool call']) t.test(`${target} leaves a kept-alive connection's timer the async context it had`, { skip: hasFrames ? false : `Node ${process.versions.node} keeps async context on the async resource, not in a frame` }, async (t) => {
+  const echo = createAction({ name: 'echo', description: 'Echoes', handler: (data) => Ok(data) })
+  const mcp = target === 'an MCP tool call'
+  const server = await buildServer({ services: [{ name: 'ctx', description: 'Async context', actions: [echo] }], ...(mcp ? { rest: { mcp: { enabled: true } } } : {}) })
+  server.app.get('/sync', (request, reply) => {
+    reply.send({ n: Number((request.query as { n: string }).n) })
+  })
+  await server.app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => server.close())
+  const { port } = server.app.server.address() as { port: number }
+  let socket: import('node:net').Socket | undefined
+  server.app.server.on('connection', (accepted) => (socket = accepted))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+  const timerContext = async (n: number) => {
+    if (mcp) {
+      const payload = JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'ctx_echo', arguments: { n } } })
+      const answer = await send(agent, port, 'POST', '/api/mcp', mcpHeaders, payload)
+      t.same(JSON.parse(answer.text), { result: { content: [{ type: 'text', text: `{"n":${n}}` }] }, jsonrpc: '2.0', id: n })
+    } else {
+      const answer = await send(agent, port, 'GET', `/sync?n=${n}`, {})
+      t.same(JSON.parse(answer.text), { n })
+    }
+    const timer = (socket as unknown as Record<symbol, object | undefined>)[Object.getOwnPropertySymbols(socket!).find((symbol) => symbol.description === 'timeout')!]
+    t.ok(timer, 'the connection has its keep-alive timer')
+    return (timer as Record<symbol, unknown>)[frameField(timer!)!]
+  }
+  const first = await timerContext(1)
+  const second = await timerContext(2)
+  t.equal(second, first, 'the same async context after each answer: nothing made for a request')
+})

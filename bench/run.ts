@@ -63,7 +63,7 @@ const quick = env.BENCH_QUICK === '1'
 const check = env.BENCH_CHECK === '1'
 /**
  * BENCH_SHORT=1: a complete run (it publishes) with shorter windows, so that Node 26 and Node 24 both
- * fit in about 35 minutes on 2 cores: fastify-actions and fastify-bare get 5 interleaved rounds (the
+ * fit in about 25 minutes on 2 cores: fastify-actions and fastify-bare get 5 interleaved rounds (the
  * same-run ratios the targets are judged on: on a shared 2-core machine a server's CPU per request
  * moves between processes of the same build, and a median of three moved most ratios by more than
  * their distance to a target), the peers get one, the curves 3.

@@ -63,7 +63,7 @@ interface Scope {
   readonly outer: AsyncResource
 }
 
-/** The execution's cancellation rides on its hook context under a symbol (the scope keeps two fields: cheaper to make). */
+/** The execution's cancellation rides on its hook context under a symbol (the scope keeps three fields: cheaper to make). */
 const CANCELLATION = Symbol('fastify-actions.cancellation')
 type ExecutionState = HookContext & { [CANCELLATION]?: Cancellation }
 
@@ -113,21 +113,25 @@ export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
 export function outsideRequestScope<T>(fn: () => T): T {
   const scope = scopeStorage.getStore()
   if (!scope) return fn()
-  return resourcesKeepTheirContext ? scope.outer.runInAsyncScope(fn) : scopeStorage.exit(fn)
+  return (resourcesKeepTheirContext ??= probeResources()) ? scope.outer.runInAsyncScope(fn) : scopeStorage.exit(fn)
 }
+
+/** `probeResources()`, asked once, on the first write outside a scope (nothing runs at import). */
+let resourcesKeepTheirContext: boolean | undefined
 
 /**
  * True when entering a store inside `runInAsyncScope` leaves the resource's own context as it was
- * (Node 24 and later: the context is a frame the resource points to). Node 20 sets the store on the
- * current resource itself, so the outermost scope's resource holds the scope, not the context before
- * it; there `exit` is used, which on Node 20 makes nothing new.
+ * (Node 24 and later: the context is a frame the resource points to). Node 20 (and Node 22, or 24
+ * with `--no-async-context-frame`) sets the store on the current resource itself, so the outermost
+ * scope's resource holds the scope, not the context before it; there `exit` is used, which makes
+ * nothing new on those.
  */
-const resourcesKeepTheirContext = (() => {
+function probeResources(): boolean {
   const probe = new AsyncResource(SCOPE_RESOURCE, { requireManualDestroy: true })
   const marker: Scope = { request: undefined, execution: undefined, outer: probe }
   probe.runInAsyncScope(() => scopeStorage.enterWith(marker))
   return probe.runInAsyncScope(() => scopeStorage.getStore()) !== marker
-})()
+}
 
 /** True inside a request or execution scope. */
 export function inRequestScope(): boolean {

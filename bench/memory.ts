@@ -123,6 +123,9 @@ async function main() {
             sampler = sampleRss(proc.child.pid, 100)
             from = proc.stdout().length
             cpuBefore = cpuMs(proc.child.pid) ?? 0
+          }).catch((error: unknown) => {
+            sampler?.stop()
+            throw error
           })
           const cpuUs = (((cpuMs(proc.child.pid) ?? 0) - cpuBefore) * 1000) / Math.max(1, result.total)
           const gc = traceGc ? gcWindow(proc.stdout().slice(from), result.total) : undefined

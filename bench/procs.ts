@@ -183,11 +183,19 @@ function waitLine(spawned: Spawned, line: string, timeoutMs: number): Promise<vo
  */
 export async function runLoad(script: string, specFile: string, durationSec: number, warmupSec: number, beforeWindow?: () => void): Promise<LoadResult> {
   const load = spawnNode([script, specFile], { core: LOAD_CORE })
-  if (warmupSec > 0) {
-    await waitLine(load, 'WARM', (warmupSec + 60) * 1000)
-    beforeWindow?.()
-    load.child.stdin!.write('go\n')
-  } else beforeWindow?.()
-  const stdout = await waitExit(load, (durationSec + 60) * 1000)
-  return JSON.parse(stdout.trim().split('\n').pop() as string) as LoadResult
+  // A load process that died after WARM: its exit is the error, not the write's EPIPE.
+  load.child.stdin!.on('error', () => {})
+  try {
+    if (warmupSec > 0) {
+      await waitLine(load, 'WARM', (warmupSec + 60) * 1000)
+      beforeWindow?.()
+      load.child.stdin!.write('go\n')
+    } else beforeWindow?.()
+    const stdout = await waitExit(load, (durationSec + 60) * 1000)
+    return JSON.parse(stdout.trim().split('\n').pop() as string) as LoadResult
+  } catch (error) {
+    // No load process outlives a failed round (it would load the server of the next one).
+    await stop(load)
+    throw error
+  }
 }

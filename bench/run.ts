@@ -249,10 +249,16 @@ async function measure(build: Build, job: Job, checked: Map<string, Verdict>): P
     // The warm-up runs in the load process itself; the baselines are taken when its window starts.
     let sampler: ReturnType<typeof sampleRss> | undefined
     let cpuBefore: number | null = null
-    const load = await runLoad(join(build.dir, 'bench/load.js'), writeSpec(build, job, port), job.durationSec, job.warmupSec, () => {
-      sampler = sampleRss(proc.child.pid)
-      cpuBefore = cpuMs(proc.child.pid)
-    })
+    let load: LoadResult
+    try {
+      load = await runLoad(join(build.dir, 'bench/load.js'), writeSpec(build, job, port), job.durationSec, job.warmupSec, () => {
+        sampler = sampleRss(proc.child.pid)
+        cpuBefore = cpuMs(proc.child.pid)
+      })
+    } catch (error) {
+      sampler?.stop()
+      throw error
+    }
     const cpuAfter = cpuMs(proc.child.pid)
     const samples = sampler?.stop() ?? []
     const cpuUs = cpuBefore !== null && cpuAfter !== null && load.total > 0 ? ((cpuAfter - cpuBefore) * 1000) / load.total : null

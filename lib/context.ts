@@ -108,7 +108,10 @@ export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
  * async resource made inside the scope (a socket write, the keep-alive timer armed when an answer
  * finishes) keeps the scope, and through it the request, alive until the resource is gone.
  * `AsyncLocalStorage.exit` would do that too, but on Node 24 and 26 in a new frame, a copy, which the
- * connection's keep-alive timer then keeps: one object per request and open connection.
+ * connection's keep-alive timer then keeps: one object per request and open connection. So on those,
+ * every store is as it was when the outermost scope was entered: one entered inside the scope (a
+ * tracer's span for the handler) is not current in `fn`, nor kept by what `fn` makes. Where
+ * resources hold what is entered in them (Node 20 and 22), `exit` is used: only this store is cleared.
  */
 export function outsideRequestScope<T>(fn: () => T): T {
   const scope = scopeStorage.getStore()

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { fail } from '../lib/errors.js'
 import { FailureError } from './http-status.js'
 
-/** Deeper limits than this are walked with the explicit stack: recursion stays this shallow. */
+/** Limits of this and above are walked with the explicit stack: recursion stays shallower than this. */
 const RECURSION_LIMIT = 256
 
 /**

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Agent, request } from 'node:http'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -246,6 +246,22 @@ t.test("the endpoint's JSON routes carry no onSend hook; other routes keep write
  */
 const frameField = (timer: object) => Object.getOwnPropertySymbols(timer).find((symbol) => symbol.description === 'kAsyncContextFrame')
 const hasFrames = frameField(setTimeout(() => {}, 0)) !== undefined
+
+/**
+ * `server` listening on a loopback port, a keep-alive agent with one connection to it, and a reader of
+ * that connection's keep-alive timer (after an answer).
+ */
+async function keptAlive(t: Test, server: Awaited<ReturnType<typeof buildServer>>) {
+  await server.app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => server.close())
+  const { port } = server.app.server.address() as { port: number }
+  let socket: import('node:net').Socket | undefined
+  server.app.server.on('connection', (accepted) => (socket = accepted))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+  const timerOf = () => (socket as unknown as Record<symbol, object | undefined>)[Object.getOwnPropertySymbols(socket!).find((symbol) => symbol.description === 'timeout')!]
+  return { port, agent, timerOf }
+}
 for (const waits of [false, true]) t.test(`answers on a kept-alive connection leave its timer the async context it had${waits ? ', after an await in the handler' : ''}`, { skip: hasFrames ? false : `Node ${process.versions.node} keeps async context on the async resource, not in a frame` }, async (t) => {
   const echo = createAction({
     name: 'echo',
@@ -256,19 +272,13 @@ for (const waits of [false, true]) t.test(`answers on a kept-alive connection le
     },
   })
   const server = await buildServer({ services: [{ name: 'ctx', description: 'Async context', actions: [echo] }] })
-  await server.app.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(() => server.close())
-  const { port } = server.app.server.address() as { port: number }
-  let socket: import('node:net').Socket | undefined
-  server.app.server.on('connection', (accepted) => (socket = accepted))
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-  t.teardown(() => agent.destroy())
+  const { port, agent, timerOf } = await keptAlive(t, server)
   /** The async context the connection's keep-alive timer carries after an answer. */
   const timerContext = async (n: number) => {
     const payload = JSON.stringify({ intent: 'execute', service: 'ctx', action: 'echo', payload: { n } })
     const answer = await send(agent, port, 'POST', '/api/services', { 'content-type': 'application/json' }, payload)
     t.same(JSON.parse(answer.text), { status: true, message: "Action 'ctx.echo' executed", data: { n } })
-    const timer = (socket as unknown as Record<symbol, object | undefined>)[Object.getOwnPropertySymbols(socket!).find((symbol) => symbol.description === 'timeout')!]
+    const timer = timerOf()
     t.ok(timer, 'the connection has its keep-alive timer')
     const field = frameField(timer!)
     t.ok(field, 'the timer has an async context field')
@@ -292,13 +302,7 @@ for (const target of ['a custom route that sends synchronously', 'an MCP tool ca
   server.app.get('/sync', (request, reply) => {
     reply.send({ n: Number((request.query as { n: string }).n) })
   })
-  await server.app.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(() => server.close())
-  const { port } = server.app.server.address() as { port: number }
-  let socket: import('node:net').Socket | undefined
-  server.app.server.on('connection', (accepted) => (socket = accepted))
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-  t.teardown(() => agent.destroy())
+  const { port, agent, timerOf } = await keptAlive(t, server)
   const timerContext = async (n: number) => {
     if (mcp) {
       const payload = JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'ctx_echo', arguments: { n } } })
@@ -308,7 +312,7 @@ for (const target of ['a custom route that sends synchronously', 'an MCP tool ca
       const answer = await send(agent, port, 'GET', `/sync?n=${n}`, {})
       t.same(JSON.parse(answer.text), { n })
     }
-    const timer = (socket as unknown as Record<symbol, object | undefined>)[Object.getOwnPropertySymbols(socket!).find((symbol) => symbol.description === 'timeout')!]
+    const timer = timerOf()
     t.ok(timer, 'the connection has its keep-alive timer')
     return (timer as Record<symbol, unknown>)[frameField(timer!)!]
   }

@@ -135,7 +135,7 @@ export const fail = {
   multipartPartInvalid: (reason: string) => failure('FA_ERR_MULTIPART_PART_INVALID', messages.multipartPartInvalid(reason), upload({ reason })),
   jsonTooDeep: (max: number) => failure('FA_ERR_JSON_TOO_DEEP', messages.jsonTooDeep(max), { maxDepth: max }),
   underPressure: () => failure('FA_ERR_UNDER_PRESSURE', messages.underPressure),
-  /** A streaming action called without `Accept: text/event-stream`. */
+  /** A streaming action called with an `Accept` header that excludes `text/event-stream`. */
   notAcceptable: (name: string) => failure('FA_ERR_NOT_ACCEPTABLE', messages.streamNotAcceptable(name)),
   tooManyStreams: (max: number) => failure('FA_ERR_TOO_MANY_STREAMS', messages.tooManyStreams(max), { maxPerClient: max }),
   streamDuration: (name: string, ms: number) => failure('FA_ERR_STREAM_DURATION', messages.streamDuration(name, ms)),

@@ -26,7 +26,7 @@ const ERROR_TEXT: Record<number, string> = {
   401: 'Authentication failed (protected actions)',
   403: 'Refused (discovery switched off or a wrong discovery secret; a cross-site cookie request)',
   404: 'No such route',
-  406: 'A streaming action called without `Accept: text/event-stream`',
+  406: 'A streaming action called with an `Accept` header that excludes `text/event-stream`',
   413: 'Request body too large',
   415: 'Unsupported media type',
   429: 'Rate limit exceeded',

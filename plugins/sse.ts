@@ -57,19 +57,40 @@ const FLUSH_AT = 8 * 1024
 export const STREAM_HIGH_WATER_MARK = 16 * 1024
 
 /**
- * True when the request's `Accept` header lists the media range `text/event-stream` with a weight
- * above 0 (`text/event-stream;q=0` says "not this", RFC 9110 12.5.1; wildcards do not count).
+ * Whether the request accepts `text/event-stream` as HTTP content negotiation defines it (RFC 9110
+ * 12.5.1): no `Accept` (or one listing no media range) accepts anything; otherwise the most specific
+ * range that matches (`text/event-stream`, then `text/*`, then `*\/*`) decides, and a weight of 0
+ * (`q=0`) refuses. `application/json` alone has no matching range: refused.
  */
 export function acceptsEventStream(request: FastifyRequest): boolean {
   const accept = request.headers.accept
-  if (typeof accept !== 'string') return false
+  if (typeof accept !== 'string') return true
+  // The weight of the best match at each level of specificity: exact, `text/*`, `*/*`.
+  const weights: [number, number, number] = [-1, -1, -1]
+  let ranges = 0
   for (const range of accept.toLowerCase().split(',')) {
     const [type, ...parameters] = range.split(';')
-    if (type.trim() !== 'text/event-stream') continue
-    const weight = parameters.map((parameter) => parameter.trim()).find((parameter) => parameter.startsWith('q='))
-    if (weight === undefined || Number(weight.slice(2)) > 0) return true
+    const media = type.trim()
+    if (media === '') continue
+    ranges++
+    const level = media === 'text/event-stream' ? 0 : media === 'text/*' ? 1 : media === '*/*' ? 2 : -1
+    if (level === -1) continue
+    weights[level] = Math.max(weights[level], weightOf(parameters))
   }
-  return false
+  if (ranges === 0) return true
+  const decisive = weights.find((weight) => weight !== -1)
+  return decisive !== undefined && decisive > 0
+}
+
+/** A media range's `q` (1 when absent; a malformed one counts as 0, as it says nothing we can honour). */
+function weightOf(parameters: string[]): number {
+  for (const parameter of parameters) {
+    const [name, value] = parameter.split('=')
+    if (name.trim() !== 'q') continue
+    const weight = Number(value?.trim())
+    return value !== undefined && value.trim() !== '' && weight >= 0 && weight <= 1 ? weight : 0
+  }
+  return 1
 }
 
 type EventWriter = (value: unknown) => string

@@ -110,9 +110,29 @@ t.test('without Accept: text/event-stream a streaming action answers 406, naming
     t.equal(answer.status, 406, path)
     t.same(JSON.parse(answer.text()), expected, path)
   }
-  const injected = await server.rest!.app.inject({ method: 'POST', url: '/api/services/streams/count', payload: { n: 1 } })
-  t.equal(injected.statusCode, 406, 'no Accept at all')
+  const injected = await server.rest!.app.inject({ method: 'POST', url: '/api/services/streams/count', headers: { accept: 'text/*;q=0' }, payload: { n: 1 } })
+  t.equal(injected.statusCode, 406, 'text/*;q=0')
   t.match(expected.message, /Accept: text\/event-stream/)
+})
+
+t.test('content negotiation as RFC 9110 has it: no Accept, */* and text/* stream; q-values decide', async (t) => {
+  const { port, server } = await listen(t)
+  const done = JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 0 } })
+  const streamed = async (headers: Record<string, string>) => {
+    const response = await server.rest!.app.inject({ method: 'POST', url: '/api/services/streams/count', headers, payload: { n: 1 } })
+    return { status: response.statusCode, type: response.headers['content-type'] }
+  }
+  t.same(await streamed({}), { status: 200, type: 'text/event-stream; charset=utf-8' }, 'no Accept at all: any media type is acceptable')
+  for (const accept of ['*/*', 'text/*', 'application/json;q=1, */*;q=0.01', 'text/event-stream;q=0.001', 'TEXT/*']) {
+    t.same(await streamed({ accept }), { status: 200, type: 'text/event-stream; charset=utf-8' }, accept)
+  }
+  for (const accept of ['application/json', '*/*;q=0', 'text/event-stream;q=0, */*', 'text/*;q=0, */*;q=1', 'text/html, application/xhtml+xml']) {
+    t.same(await streamed({ accept }), { status: 406, type: 'application/json; charset=utf-8' }, accept)
+  }
+  // fetch's own default Accept is `*/*`: a plain fetch over a socket reads the events.
+  const response = await fetch(`http://127.0.0.1:${port}/api/services/streams/count`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 1 }) })
+  t.equal(response.status, 200)
+  t.equal(await response.text(), `id: 0\nevent: message\ndata: {"i":0}\n\nevent: done\ndata: ${done}\n\n`)
 })
 
 t.test('refusals before the first event are JSON envelopes with their usual status', async (t) => {

@@ -166,12 +166,20 @@ async function read(stream: OpenStream) {
 
 const streamed = (n: number) => [...Array.from({ length: n }, (_, i) => JSON.stringify({ i })), JSON.stringify({ status: true, message: messages.executed('hostile', 'ticks'), data: { n } })]
 
-t.test('SSE Accept: huge, comma-flooded, q=0, wildcards; a streaming action streams only for an explicit text/event-stream', async (t) => {
+t.test('SSE Accept: huge, comma-flooded, q=0, wildcards; a streaming action streams when the Accept header does not exclude text/event-stream', async (t) => {
   const { port } = await listen(t)
   const notAcceptable = JSON.stringify({ status: false, message: messages.streamNotAcceptable('hostile.ticks'), data: {} })
   const junk = 'application/x-junk;level=1, '.repeat(360).slice(0, 10 * 1024)
-  const refused = [junk, ','.repeat(8000), 'text/event-stream;q=0', 'text/event-stream; q=0.0', 'text/event-stream;q=0, application/json', '*/*', 'text/*', 'text/event-streamx', 'text/plain, */*;q=0.1', '']
-  const accepted = [`${junk}, text/event-stream`, `${','.repeat(8000)}text/event-stream`, 'TEXT/EVENT-STREAM', 'text/event-stream;q=0.5', 'application/json;q=0.9, text/event-stream', ' text/event-stream ; charset=utf-8']
+  const refused = [
+    junk, 'text/event-stream;q=0', 'text/event-stream; q=0.0', 'text/event-stream;q=0, application/json', 'text/event-streamx', 'application/json',
+    '*/*;q=0', 'text/*;q=0', 'text/*;q=0, */*', 'text/event-stream;q=0, */*', 'text/event-stream;q=0, text/*', 'text/event-stream;q=nonsense', '*/*;q=-1',
+  ]
+  const accepted = [
+    `${junk}, text/event-stream`, `${','.repeat(8000)}text/event-stream`, 'TEXT/EVENT-STREAM', 'text/event-stream;q=0.5', 'application/json;q=0.9, text/event-stream',
+    ' text/event-stream ; charset=utf-8', '*/*', 'text/*', 'text/plain, */*;q=0.1', 'application/json, */*', 'text/event-stream, */*;q=0', 'text/*;q=0.2, */*;q=0',
+    // An Accept that lists no media range states no preference (RFC 9110 12.5.1), as no Accept does.
+    '', ','.repeat(8000),
+  ]
   for (const [path, body] of both('ticks', { n: 2 })) {
     for (const accept of refused) {
       const answer = await read(await openStream(port, path, body, { accept }))

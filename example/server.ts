@@ -19,6 +19,8 @@ console.log(`Web page: http://${host}:${port}/assets/index.html`)
 console.log(`MCP (Streamable HTTP): http://${host}:${port}/api/mcp`)
 console.log(`OpenAPI document: http://${host}:${port}/api/openapi.json`)
 console.log(`API reference: http://${host}:${port}/api/reference`)
+// From the process's start (performance.now() counts from it): the database's set-up included.
+console.log(`Answering ${Math.round(performance.now())}ms after launch`)
 
 // SIGTERM (a deployment stopping this instance) drains first when SHUTDOWN_DRAIN_MS is set: /status
 // answers 503 so the load balancer takes it out of rotation, then new connections are refused,

@@ -159,7 +159,7 @@ export const ErrUnknownHook = createError<[string, string]>('FA_ERR_UNKNOWN_HOOK
 /** A configuration value the framework cannot use; the message names the field (`createServer: rest.x must be …`). */
 export const ErrConfig = createError<[string]>('FA_ERR_CONFIG', '%s')
 export const ErrBootFailed = createError<[string]>('FA_ERR_BOOT_FAILED', 'onBoot failed: %s')
-export const ErrBootTimeout = createError<[number]>('FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after %sms')
+export const ErrBootTimeout = createError<[number]>('FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after %sms (raise onBoot.maxWaitTime if the start needs longer)')
 export const ErrNotInitialized = createError('FA_ERR_NOT_INITIALIZED', messages.notInitialized)
 export const ErrNoLogger = createError('FA_ERR_NO_LOGGER', messages.noLogger)
 export const ErrNoDatabase = createError<[string]>('FA_ERR_NO_DATABASE', '%s: No database available.')

@@ -60,6 +60,7 @@ t.test('SIGTERM while a slow request runs: it finishes, new connections are refu
       return false
     }
   })
+  await waitFor('the line saying when it answers', () => /\nAnswering \d+ms after launch\n/.test(stdout))
   t.equal(clusterState(dataDir), DB_IN_PRODUCTION, 'PGlite is open while the server runs')
 
   let answered = false

@@ -151,7 +151,13 @@ t.test('an onBoot failure rejects ready() with a coded error and the process liv
     [() => {
       throw new Error('exploded')
     }, 'FA_ERR_BOOT_FAILED', 'onBoot failed: exploded'],
-    [() => new Promise(() => {}), 'FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after 50ms'],
+    [() => new Promise(() => {}), 'FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after 50ms (raise onBoot.maxWaitTime if the start needs longer)'],
+    // A step that blocks the event loop past the limit, then succeeds: still a timeout.
+    [() => {
+      const until = performance.now() + 200
+      while (performance.now() < until);
+      return Ok(null)
+    }, 'FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after 50ms (raise onBoot.maxWaitTime if the start needs longer)'],
   ] as const) {
     const app = Fastify()
     app.register(fastifyActions, config('bad', { onBoot: { fn: fn as never, maxWaitTime: 50 } }))

@@ -28,8 +28,9 @@ const config = {
   serverName: '{{name}}',
   services,
   resources: { database: database.db },
-  // Migrations run at every start, on PGlite and PostgreSQL alike.
-  onBoot: { fn: () => migrateDatabase(database.db) },
+  // Migrations run at every start, on PGlite and PostgreSQL alike. PGlite's first set-up of an
+  // empty data directory takes seconds, more on a loaded machine: the limit leaves room for it.
+  onBoot: { fn: () => migrateDatabase(database.db), maxWaitTime: 120_000 },
   // auth:start
   // Tokens from account.login / account.signup; a random secret per start unless JWT_SECRET is set.
   auth: { secret: env.JWT_SECRET || randomBytes(32).toString('base64url'), method: 'header' },

@@ -4,6 +4,7 @@ import type { ResolvedOpenApi } from './config.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { sendFailure } from './http-status.js'
 import { concern } from './concern.js'
+import { answerFromCache, strongEtag } from './http-cache.js'
 
 export interface OpenApiPluginOptions {
   /** Built once at boot by `buildOpenApiDocument`. */
@@ -30,14 +31,26 @@ export function createOpenApiGate(discovery: OpenApiPluginOptions['discovery'], 
   }
 }
 
-/** `GET {baseUrl}/openapi.json`: the document, built once here at boot, behind the discovery gate. */
+/** Whether the document and the page are behind the discovery secret (then never stored by a cache). */
+export function isGated(options: Pick<OpenApiPluginOptions, 'discovery' | 'openapi'>): boolean {
+  return options.discovery.secret !== undefined && !options.openapi.public
+}
+
+/**
+ * `GET {baseUrl}/openapi.json`: the document, serialized once here at boot, behind the discovery gate,
+ * with a strong ETag (304 on `If-None-Match`): behind the secret never stored, public revalidated.
+ */
 async function serveOpenApi(app: FastifyInstance, options: OpenApiPluginOptions): Promise<void> {
   const body = JSON.stringify(options.document)
+  const etag = strongEtag(body)
   const gate = createOpenApiGate(options.discovery, options.openapi)
+  const cacheControl = isGated(options) ? 'no-store' : 'no-cache'
   app.get(options.openapi.path, (request, reply) => {
     const refused = gate(request)
     if (refused) return sendFailure(reply, refused)
-    return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store').send(body)
+    reply.header('cache-control', cacheControl)
+    if (answerFromCache(request, reply, etag)) return reply
+    return reply.type('application/json; charset=utf-8').send(body)
   })
 }
 

@@ -231,8 +231,15 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   async function pull(): Promise<void> {
     pulling = true
     try {
-      for (;;) {
+      // `read()` asks before it takes what it reads out of the buffer: its first pull is always due.
+      for (let first = true; ; first = false) {
         if (steps.ended()) return
+        // Never pull again while the buffer is full, whatever the generator awaited since the last
+        // check: `read()` is called again once the socket drained it. The bound: the mark plus one event.
+        if (!first && body.readableLength + pending.length >= STREAM_HIGH_WATER_MARK) {
+          flush()
+          return
+        }
         let step: IteratorResult<unknown>
         try {
           step = steps.onStep(await steps.begin())

@@ -4,6 +4,8 @@
  */
 import t from 'tap'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { connect } from 'node:net'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { createAction, createService } from '../lib/index.js'
 import { buildServer } from './helpers/server.js'
 import { openStream } from './helpers/sse.js'
@@ -11,6 +13,8 @@ import { openStream } from './helpers/sse.js'
 const CHUNK = 'x'.repeat(64 * 1024)
 const GIB = 1024 * 1024 * 1024
 const state = { produced: 0, finished: false }
+const awaited = { produced: 0, finished: false }
+const KIB = 'y'.repeat(1024)
 
 const flood = createAction({
   name: 'flood',
@@ -34,20 +38,35 @@ const idle = createAction({
     await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))
   },
 })
-const service = createService({ name: 'mem', description: 'memory', actions: [flood, idle] })
+const trickle = createAction({
+  name: 'trickle',
+  description: 'Awaits between its yields (I/O, a timer), 1 KiB events without end',
+  handler: async function* () {
+    try {
+      for (;;) {
+        await nextTurn()
+        awaited.produced++
+        yield KIB
+      }
+    } finally {
+      awaited.finished = true
+    }
+  },
+})
+const service = createService({ name: 'mem', description: 'memory', actions: [flood, idle, trickle] })
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Waits until the server stops pulling: the produced count is the same over several checks. */
-async function settled(): Promise<number> {
+/** Waits until the server stops pulling: the produced count is the same over several checks (at most `limit` checks). */
+async function settled(counter = state, limit = Infinity): Promise<number> {
   let last = -1
   let same = 0
-  while (same < 5) {
+  for (let checks = 0; same < 5 && checks < limit; checks++) {
     await pause(40)
-    same = state.produced === last ? same + 1 : 0
-    last = state.produced
+    same = counter.produced === last ? same + 1 : 0
+    last = counter.produced
   }
-  return last
+  return same < 5 ? -1 : last
 }
 
 t.test('a slow reader of a 1 GiB stream: the generator waits for the socket, RSS stays flat', async (t) => {
@@ -108,4 +127,36 @@ t.test('1,000 concurrent idle streams: RSS per stream (client and server in one 
   t.ok(perStream < 200 * 1024, `${Math.round(perStream / 1024)} KiB of RSS per idle stream, client side included`)
   t.comment(`1,000 idle streams: RSS +${Math.round((rssAfter - rssBefore) / 1024 / 1024)} MiB, ${Math.round(perStream / 1024)} KiB per stream (client sockets and parsers included)`)
   for (const stream of opened) stream.destroy()
+})
+
+t.test('a generator that awaits between yields, read by a socket that really pauses: pulled only to the buffer bound, heap flat over 5 s', async (t) => {
+  const server = await buildServer({ services: [service], rest: { openapi: { actionRoutes: true }, streams: { maxDuration: 600_000 } } })
+  t.teardown(() => server.close())
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (server.app.server.address() as { port: number }).port
+  const socket = connect(port, '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  socket.write(`POST /api/services/mem/trickle HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}`)
+  const head = await new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))))
+  t.match(head, /^HTTP\/1\.1 200 /)
+  // The reader stops reading: the kernel's buffers fill (a few MiB on loopback), then the server's.
+  socket.pause()
+  // 750 checks of 40 ms: a generator pulled without limit (the old loop) never settles.
+  const plateau = await settled(awaited, 750)
+  t.not(plateau, -1, 'the server stopped pulling')
+  global.gc?.()
+  const heapBefore = process.memoryUsage().heapUsed
+  await pause(5000)
+  global.gc?.()
+  const heapAfter = process.memoryUsage().heapUsed
+  const grown = awaited.produced - plateau
+  // The kernel's socket buffers on loopback (tcp_wmem + tcp_rmem maxima) hold at most ~40 MiB here.
+  t.ok(plateau < 40 * 1024, `${plateau} events of 1 KiB pulled while nobody read (kernel buffers included)`)
+  t.ok(grown <= 1, `${grown} more events pulled over 5 s of a paused reader`)
+  t.ok(heapAfter - heapBefore < 8 * 1024 * 1024, `heap ${Math.round((heapAfter - heapBefore) / 1024)} KiB over 5 s`)
+  t.comment(`awaiting generator, paused socket: ${plateau} KiB pulled, then +${grown} events and heap ${Math.round((heapAfter - heapBefore) / 1024)} KiB over 5 s`)
+  socket.resume()
+  socket.destroy()
+  while (!awaited.finished) await pause(5)
+  t.ok(awaited.finished, "the generator's finally ran when the reader left")
 })

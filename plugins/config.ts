@@ -329,6 +329,24 @@ export function normalizeBaseUrl(baseUrl: string | undefined): string {
   return trimmed.startsWith('/') ? trimmed : `/${trimmed}`
 }
 
+/** The shortest HMAC secret accepted in production: 256 bits, the size of an HS256 key. */
+const MIN_SECRET_BYTES = 32
+
+/** Secrets that sample files, compose files and tutorials print: anyone can sign tokens with them. */
+const PLACEHOLDER_SECRET = /change-?me|replace-?me|your-?(jwt-?)?secret|^(secret|jwt-?secret|my-?secret|super-?secret|password|test|example)$/
+
+/**
+ * In production (`NODE_ENV=production`) an HMAC secret (HS256/384/512) must be at least 32 bytes and
+ * not a known placeholder: a token forged with a public default would be accepted as any user.
+ */
+function checkProductionSecret(secret: string, algorithms: readonly string[]): void {
+  if (process.env.NODE_ENV !== DEFAULTS.hideErrorsIn || !algorithms.some((name) => name.startsWith('HS'))) return
+  const normalized = secret.trim().toLowerCase().replace(/[\s_]+/g, '-')
+  if (PLACEHOLDER_SECRET.test(normalized)) throw new ErrConfig(messages.authPlaceholderSecret)
+  const bytes = Buffer.byteLength(secret)
+  if (bytes < MIN_SECRET_BYTES) throw new ErrConfig(messages.authShortSecret(bytes, MIN_SECRET_BYTES))
+}
+
 export function resolveAuth(config: AuthConfig): ResolvedAuth {
   if (typeof config?.secret !== 'string' || config.secret === '') throw new ErrConfig(messages.authNoSecret)
   const method = config.method ?? DEFAULTS.auth.method
@@ -337,6 +355,7 @@ export function resolveAuth(config: AuthConfig): ResolvedAuth {
   if (!Array.isArray(algorithms) || algorithms.length === 0 || algorithms.includes('none')) {
     throw new ErrConfig(messages.authBadAlgorithms)
   }
+  checkProductionSecret(config.secret, algorithms)
   const expiresIn = config.expiresIn ?? DEFAULTS.auth.expiresIn
   const expiresProblem = expiresInProblem(expiresIn)
   if (expiresProblem) throw configError('auth.expiresIn', expiresProblem.replace(/^expiresIn /, ''))

@@ -584,6 +584,10 @@ t.test('CLI: new refuses hostile directory names and specs in one line; nothing 
     [['new', '名前', '--no-install'], 'fastify-actions: invalid project name "名前": the folder name becomes the package name (lowercase letters, digits, ".", "_", "-")\n'],
     [['new', 'a\nb', '--no-install'], 'fastify-actions: invalid project name "a\\nb": the folder name becomes the package name (lowercase letters, digits, ".", "_", "-")\n'],
     [['new', 'x'.repeat(215), '--no-install'], `fastify-actions: invalid project name "${'x'.repeat(215)}": the folder name becomes the package name (lowercase letters, digits, ".", "_", "-")\n`],
+    // Issue 40: names npm refuses (validate-npm-package-name) were accepted.
+    [['new', 'node_modules', '--no-install'], 'fastify-actions: invalid project name "node_modules": npm refuses it (node_modules is not a valid package name)\n'],
+    [['new', 'favicon.ico', '--no-install'], 'fastify-actions: invalid project name "favicon.ico": npm refuses it (favicon.ico is not a valid package name)\n'],
+    [['new', 'http', '--no-install'], 'fastify-actions: invalid project name "http": npm refuses it (http is a core module name)\n'],
     [['new', '.', '--no-install'], 'fastify-actions: . already exists and is not empty\n'],
     [['new', '..', '--no-install'], 'fastify-actions: .. already exists and is not empty\n'],
     [['new', 'app', '--no-install', '--from', ''], 'fastify-actions: --from needs an npm spec: a version range, a tarball or a folder\n'],
@@ -605,6 +609,11 @@ t.test('CLI: new refuses hostile directory names and specs in one line; nothing 
   t.equal(manifest.dependencies['fastify-actions'], spec, 'the spec is one JSON string')
   t.notOk(Object.values(manifest.scripts ?? {}).some((s) => s.includes('curl')), 'no script injected')
   t.same(readdirSync(join(dir, 'outside')), [], 'nothing beside the project')
+  // Issue 40: the project ignored `.env` but not `.env.production`, keys or certificates.
+  const ignored = readFileSync(join(work, 'app', '.gitignore'), 'utf8').split('\n')
+  for (const line of ['.env', '.env.*', '!.env.example', '*.pem', '*.key']) t.ok(ignored.includes(line), `.gitignore has ${line}`)
+  const dockerIgnored = readFileSync(join(work, 'app', '.dockerignore'), 'utf8').split('\n')
+  for (const line of ['.env', '.env.*', '*.pem', '*.key']) t.ok(dockerIgnored.includes(line), `.dockerignore has ${line}`)
 })
 
 t.test('CLI: reserved words are valid names and generate code that parses', async (t) => {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import type { ServerConfig } from 'fastify-actions'
 import { Redis } from 'ioredis'
 import { migrateDatabase, openDatabase, type Db } from './db/client.js'
+import { requireSecrets } from './secrets.js'
 import { services } from './services/index.js'
 
 // The server's config: src/server.ts gives it to createServer, and the fastify-actions CLI reads it
@@ -11,23 +12,31 @@ import { services } from './services/index.js'
 
 const env = process.env
 const production = env.NODE_ENV === 'production'
-if (production && !env.DISCOVERY_SECRET) {
-  throw new Error('DISCOVERY_SECRET must be set when NODE_ENV=production (explore, schema and the OpenAPI document need it)')
-}
+// Every secret the server reads: DISCOVERY_SECRET opens explore, schema and the OpenAPI document.
+const secrets = ['DISCOVERY_SECRET']
 // auth:start
-if (production && !env.JWT_SECRET) throw new Error('JWT_SECRET must be set when NODE_ENV=production (it signs the login tokens)')
+secrets.push('JWT_SECRET') // signs the login tokens
 // auth:end
+if (production) requireSecrets(env, secrets)
 
 /** PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export const database = openDatabase(env)
 
-/** Rate-limit counters shared by every instance through Redis when REDIS_URL is set. */
-export const redis = env.REDIS_URL ? new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 }) : undefined
+/**
+ * Rate-limit counters shared by every instance through Redis when REDIS_URL is set. Made to fail fast:
+ * no offline queue and a command timeout, so a Redis that is away or stalled lets requests through
+ * unlimited (logged) instead of holding them. src/server.ts connects it; the CLI never does.
+ */
+export const redis = env.REDIS_URL
+  ? new Redis(env.REDIS_URL, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 })
+  : undefined
 
 const config = {
   serverName: '{{name}}',
   services,
   resources: { database: database.db },
+  // No action holds a request longer than this (504 after it): a stalled database answers, not hangs.
+  actionTimeout: Number(env.ACTION_TIMEOUT_MS ?? 10_000),
   // Migrations run at every start, on PGlite and PostgreSQL alike. PGlite's first set-up of an
   // empty data directory takes seconds, more on a loaded machine: the limit leaves room for it.
   onBoot: { fn: () => migrateDatabase(database.db), maxWaitTime: 120_000 },

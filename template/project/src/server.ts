@@ -5,6 +5,16 @@ import config, { database, redis } from './config.js'
 // SIGTERM (docker stop) and Ctrl-C let in-flight requests finish, then close the database.
 
 console.log(`Database: ${database.description}`)
+if (redis) {
+  let down = false
+  redis.on('error', (error: Error) => {
+    if (!down) console.error(`[redis] ${error.message}: rate limits are not enforced until it answers`)
+    down = true
+  })
+  redis.on('ready', () => (down = false))
+  // A Redis that is away at start: logged above; ioredis keeps reconnecting in the background.
+  await redis.connect().catch(() => {})
+}
 const server = await createServer(config)
 const { host, port } = config.rest
 try {

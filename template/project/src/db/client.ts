@@ -26,7 +26,8 @@ const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
 /** PostgreSQL through `pg` when DATABASE_URL is set, else embedded PGlite in PGLITE_DIR (`memory://` keeps nothing). */
 export function openDatabase(env: NodeJS.ProcessEnv = process.env): Database {
   if (env.DATABASE_URL) {
-    const pool = new pg.Pool({ connectionString: env.DATABASE_URL })
+    // Fail fast when PostgreSQL stalls: 5 s to get a connection, 10 s for a statement (server side).
+    const pool = new pg.Pool({ connectionString: env.DATABASE_URL, connectionTimeoutMillis: 5_000, statement_timeout: 10_000 })
     // An idle client dropped by the server (a restart, a failover) must not end the process.
     pool.on('error', (error) => console.error(`[database] idle client error: ${error.message}`))
     const url = new URL(env.DATABASE_URL)

@@ -2,6 +2,7 @@ import type { DeclaredFailureOf, ErrorDeclarations, PlainErr } from './declared-
 import type { ErrResult, OkResult, Result } from './result.js'
 import type { InferInput, InferOutputSchema, ValidationSchema } from './validation.js'
 import type { ServerContext } from './context.js'
+import type { Deprecation } from './deprecation.js'
 
 /** Names another action to run as a hook. */
 export interface HookRef {
@@ -79,6 +80,13 @@ export interface Action<TInput = any, TOutput = unknown> {
   meta?: Record<string, unknown>
   isSpecial?: ActionSpecial
   /**
+   * The action is on its way out (docs/guides.md): REST answers carry `Deprecation` (and, with a
+   * sunset, `Sunset`) headers, the OpenAPI operation is `deprecated`, the MCP tool's description and
+   * explore start with the notice, the typed client's method is `@deprecated`, and
+   * `fastify-actions diff` calls its removal after the sunset expected. Dates are ISO 8601.
+   */
+  deprecated?: Deprecation
+  /**
    * Per-action timeout in ms; overrides `ServerConfig.actionTimeout`. For a streaming action: the
    * longest silence allowed between two events.
    */
@@ -151,6 +159,9 @@ export type TypedAction<
   errors?: E
 }
 
+/** A deprecated action keeps its `deprecated` in its type: the typed client marks its method `@deprecated`. */
+export type DeprecatedMark<D> = [D] extends [Deprecation] ? { deprecated: D } : unknown
+
 /** What `createAction` takes besides the inferred fields: the handler may return `Ok`, a plain `Err`, or a `Fail` of `E`. */
 type Definition<S extends ValidationSchema | null | undefined, TOutput, E extends ErrorDeclarations> = Omit<
   ActionDefinition<S, TOutput>,
@@ -214,14 +225,16 @@ export function createAction<
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
   E extends ErrorDeclarations = {},
+  const D extends Deprecation | undefined = undefined,
 >(
   definition: Definition<S, InferOutputSchema<O>, E> & {
     name: N
     output: O
     visibility?: V
     isSpecial?: X
+    deprecated?: D
   },
-): TypedAction<N, S, InferOutputSchema<O>, V, X, E> & { output: O }
+): TypedAction<N, S, InferOutputSchema<O>, V, X, E> & { output: O } & DeprecatedMark<D>
 export function createAction<
   const N extends string,
   S extends ValidationSchema | null | undefined = undefined,
@@ -229,9 +242,10 @@ export function createAction<
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
   E extends ErrorDeclarations = {},
+  const D extends Deprecation | undefined = undefined,
 >(
-  definition: Definition<S, TOutput, E> & { name: N; visibility?: V; isSpecial?: X; output?: null },
-): TypedAction<N, S, TOutput, V, X, E>
+  definition: Definition<S, TOutput, E> & { name: N; visibility?: V; isSpecial?: X; output?: null; deprecated?: D },
+): TypedAction<N, S, TOutput, V, X, E> & DeprecatedMark<D>
 export function createAction<
   const N extends string,
   TEvent,
@@ -241,9 +255,10 @@ export function createAction<
   const V extends ActionVisibility | undefined = undefined,
   const X extends ActionSpecial | undefined = undefined,
   E extends ErrorDeclarations = {},
+  const D extends Deprecation | undefined = undefined,
 >(
-  definition: StreamDefinition<S, EventType<O, TEvent>, R, E> & { name: N; output?: O; visibility?: V; isSpecial?: X } & ReturnsDeclared<R, E>,
-): TypedStreamAction<N, S, EventType<O, TEvent>, FinalFrom<R>, V, X, E> & { output?: O }
+  definition: StreamDefinition<S, EventType<O, TEvent>, R, E> & { name: N; output?: O; visibility?: V; isSpecial?: X; deprecated?: D } & ReturnsDeclared<R, E>,
+): TypedStreamAction<N, S, EventType<O, TEvent>, FinalFrom<R>, V, X, E> & { output?: O } & DeprecatedMark<D>
 export function createAction(definition: Action): Action {
   return definition
 }

@@ -1,5 +1,6 @@
 import { isStreamingAction, isVisibleToRest, type Action, type Service } from './action.js'
 import { describeErrors } from './declared-errors.js'
+import { deprecationNotice } from './deprecation.js'
 import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
@@ -34,6 +35,11 @@ function visibleActions(services: readonly Service[]): Visible {
   return new Map(services.map((service) => [service.name, new Map(service.actions.filter(isVisibleToRest).map((action) => [action.name, action]))]))
 }
 
+/** `deprecated: { since, ..., notice }` on a deprecated action; other actions keep the specification's exact shape. */
+function deprecatedField(action: Action): { deprecated?: Record<string, string> } {
+  return action.deprecated ? { deprecated: { ...action.deprecated, notice: deprecationNotice(action.deprecated) } } : {}
+}
+
 /** `stream: true` on a streaming action; other actions keep the specification's exact shape. */
 function streamFlag(action: Action): { stream?: true } {
   return isStreamingAction(action) ? { stream: true } : {}
@@ -59,6 +65,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
       validation: Boolean(action.validation),
       accessControl: action.accessControl ?? [],
       ...streamFlag(action),
+      ...deprecatedField(action),
     }))
     byService.set(serviceName, success(messages.actionsListed(serviceName), { actions: summaries }))
     for (const action of actions.values()) {
@@ -70,6 +77,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
         hooks: { before: action.hooks?.before ?? [], after: action.hooks?.after ?? [] },
         meta: action.meta ?? null,
         ...streamFlag(action),
+        ...deprecatedField(action),
         ...declaredErrors(serviceName, action),
       }
       byAction.set(actionKey(serviceName, action.name), success(messages.actionDescribed(serviceName, action.name), detail))
@@ -121,6 +129,7 @@ export function createDiscovery(engine: Engine): Discovery {
       input: inputs.get(action) ?? null,
       output: outputJsonSchema(action),
       ...streamFlag(action),
+      ...deprecatedField(action),
       ...declaredErrors(serviceOf.get(action)!, action),
     })),
   )

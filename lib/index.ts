@@ -107,6 +107,7 @@ export type { TokenSigner } from '../plugins/auth.js'
 // Issuing tokens from an action: a login action calls signToken.
 export { signToken, clearTokenCookie, type SignTokenOptions, type TokenCookieOptions } from '../plugins/token.js'
 // End-to-end types for the client: createService keeps literal names; the helpers read an action's types.
-export { createService, type TypedService, type PayloadOf, type OutputOf, type ErrorsOf, type EventOf, type FinalOf, type IsStreamingAction } from './service.js'
-export type { TypedAction, TypedStreamAction, ActionVisibility, StreamHandler, StreamFinal } from './action.js'
+export { createService, type TypedService, type PayloadOf, type OutputOf, type ErrorsOf, type EventOf, type FinalOf, type IsStreamingAction, type IsDeprecated } from './service.js'
+export type { TypedAction, TypedStreamAction, ActionVisibility, StreamHandler, StreamFinal, DeprecatedMark } from './action.js'
+export { deprecationNotice, type Deprecation } from './deprecation.js'
 export { UploadedFile, UploadedFiles } from './uploads/file-schema.js'

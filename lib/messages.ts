@@ -175,6 +175,7 @@ export const messages = {
     `createServer: service name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
   invalidActionName: (name: string, service: string) =>
     `createServer: action name ${JSON.stringify(name)} in service '${service}' must be 1 to 64 letters, digits, '_' or '-' ([A-Za-z0-9_-]): names become URL path segments and MCP tool names`,
+  invalidDeprecation: (name: string, reason: string) => `createServer: action '${name}' has an invalid 'deprecated': ${reason}`,
   protectedWithoutAuth: (names: string) =>
     `actions marked isProtected run without authentication because the server has no auth config: ${names}`,
 } as const

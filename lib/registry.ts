@@ -1,5 +1,6 @@
 import { isStreamingAction, type Action, type HookRef, type Service } from './action.js'
 import { compileErrors, type CompiledErrors } from './declared-errors.js'
+import { checkDeprecation } from './deprecation.js'
 import { ErrConfig, ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
 import { messages } from './messages.js'
 import { compileValidator, type Validator } from './validation.js'
@@ -50,6 +51,7 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
       if (typeof action.name !== 'string' || !NAME_RULE.test(action.name)) throw new ErrConfig(messages.invalidActionName(action.name, service.name))
       if (actions.has(action.name)) throw new ErrDuplicateAction(action.name, service.name)
       const name = `${service.name}.${action.name}`
+      checkDeprecation(name, action.deprecated)
       actions.set(action.name, {
         serviceName: service.name,
         action,

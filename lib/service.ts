@@ -41,6 +41,9 @@ export type PayloadOf<A> = A extends { validation?: infer S }
 export type OutputOf<A> = A extends { handler: (...args: any[]) => infer R } ? Extract<Awaited<R>, { ok: true }> extends { value: infer V } ? V : unknown : unknown
 
 /** True when the action sets `visibility: { rest: false }` (literally, through `createAction`). */
+/** True for an action made with `createAction({ deprecated: {...} })`. */
+export type IsDeprecated<A> = A extends { deprecated: { since: string } } ? true : false
+
 export type IsHiddenFromRest<A> = A extends { visibility?: infer V }
   ? [NonNullable<V>] extends [never]
     ? false

@@ -1,5 +1,6 @@
 import { isStreamingAction, isVisibleToRest, type Action, type Service } from '../lib/action.js'
 import { describeErrors, type ErrorDescription } from '../lib/declared-errors.js'
+import { deprecationNotice } from '../lib/deprecation.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
 import { dataSchemaOf, outputJsonSchema } from '../lib/output.js'
@@ -163,6 +164,7 @@ function operationOf(service: Service, action: Action, options: DocumentOptions,
       action,
     ),
     ...(security ? { security } : {}),
+    ...(action.deprecated ? { deprecated: true, description: deprecationNotice(action.deprecated) } : {}),
   }
 }
 

@@ -5,6 +5,7 @@ import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import { declarationOf } from '../lib/declared-errors.js'
+import { deprecationHeaders } from '../lib/deprecation.js'
 import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
 import type { Result } from '../lib/result.js'
 import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
@@ -158,6 +159,8 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   const eventWriters = compileEventWriters(engine.getServices().value)
   const streamRegistry = eventWriters.size > 0 ? createStreamRegistry(app) : undefined
   const streamSettings = options.streams ?? DEFAULTS.streams
+  // `Deprecation`/`Sunset` of each deprecated action, by `service\0action`; empty when none is.
+  const deprecations = compileDeprecationHeaders(engine)
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
@@ -173,6 +176,10 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       return isFailure(answer) ? failureAnswer(reply, answer) : answerWith(reply, 200, answer)
     }
     if (service === '*' || action === '*') return failureAnswer(reply, fail.wildcardExecute(service, action))
+    if (deprecations.size > 0) {
+      const headers = deprecations.get(`${service}\u0000${action}`)
+      if (headers) reply.headers(headers)
+    }
     if (checkJson && json) {
       const found = engine.getAction(service, action)
       const refused = found.ok ? checkJson(found.value, json) : undefined
@@ -297,6 +304,15 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       })
     }
   }, { encapsulate: true }))
+}
+
+/** The REST headers of every deprecated action (RFC 9745, RFC 8594), built once at boot. */
+function compileDeprecationHeaders(engine: Engine): Map<string, Record<string, string>> {
+  const headers = new Map<string, Record<string, string>>()
+  for (const service of engine.getServices().value) {
+    for (const action of service.actions) if (action.deprecated) headers.set(`${service.name}\u0000${action.name}`, deprecationHeaders(action.deprecated))
+  }
+  return headers
 }
 
 /** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */

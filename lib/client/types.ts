@@ -1,4 +1,4 @@
-import type { ErrorsOf, EventOf, FinalOf, IsHiddenFromRest, IsStreamingAction, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
+import type { ErrorsOf, EventOf, FinalOf, IsDeprecated, IsHiddenFromRest, IsStreamingAction, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
 import type { ClientError, ClientErrorCode } from './errors.js'
 import type { FileInput } from './files.js'
 import type { Result } from './result.js'
@@ -153,10 +153,32 @@ export type ErrorFor<A> = [DeclaredErrorOf<A>] extends [never] ? ClientError : D
 /** What a typed call resolves to: for a streaming action, its `EventStream`. */
 export type ActionResult<A> = Result<CallValue<A>, ErrorFor<A>>
 
-/** One typed call: the payload may be left out when the schema requires nothing. */
+/** One typed call: the payload may be left out when the schema requires nothing; a deprecated action's call is `@deprecated`. */
 export type ActionCall<A> = {} extends PayloadOf<A>
-  ? (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
-  : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
+  ? IsDeprecated<A> extends true
+    ? DeprecatedCallWithoutPayload<PayloadOf<A>, ActionResult<A>>
+    : (payload?: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
+  : IsDeprecated<A> extends true
+    ? DeprecatedCall<PayloadOf<A>, ActionResult<A>>
+    : (payload: PayloadOf<A>, options?: CallOptions) => Promise<ActionResult<A>>
+
+/** The call of a deprecated action (`deprecated` on its `createAction`): editors strike it through. */
+export interface DeprecatedCall<P, R> {
+  /**
+   * @deprecated The server deprecates this action: read its notice (since, sunset, replacement) with
+   * `client.explore(service, action)` or in the OpenAPI document, and move to its replacement.
+   */
+  (payload: P, options?: CallOptions): Promise<R>
+}
+
+/** The call of a deprecated action whose payload may be left out. */
+export interface DeprecatedCallWithoutPayload<P, R> {
+  /**
+   * @deprecated The server deprecates this action: read its notice (since, sunset, replacement) with
+   * `client.explore(service, action)` or in the OpenAPI document, and move to its replacement.
+   */
+  (payload?: P, options?: CallOptions): Promise<R>
+}
 
 /** `client.<service>`: one method per action reachable over REST with a JSON body. */
 export type ServiceClient<S> = { [A in JsonActions<S> as NameOf<A>]: ActionCall<A> }

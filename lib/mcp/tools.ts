@@ -3,6 +3,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { isStreamingAction, isVisibleToRest, type Action } from '../action.js'
 import type { Engine } from '../engine.js'
 import { declarationOf, type CompiledError } from '../declared-errors.js'
+import { deprecationNotice } from '../deprecation.js'
 import { ErrConfig, isFailure } from '../errors.js'
 import { failureData, isPlainObject, toJson } from '../envelope.js'
 import { messages } from '../messages.js'
@@ -118,7 +119,8 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
       const taken = owners.get(name)
       if (taken) throw new ErrConfig(messages.mcpToolNameCollision(name, taken, qualified))
       owners.set(name, qualified)
-      const tool: Tool = { name, title: qualified, description: action.description, inputSchema: inputSchemaOf(action, qualified) }
+      const description = action.deprecated ? `${deprecationNotice(action.deprecated)} ${action.description}` : action.description
+      const tool: Tool = { name, title: qualified, description, inputSchema: inputSchemaOf(action, qualified) }
       const target: ToolTarget = { service: service.name, action: action.name }
       const output = isStreamingAction(action) ? undefined : outputSchemaOf(action)
       if (isStreamingAction(action)) {

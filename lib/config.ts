@@ -1,5 +1,6 @@
 import type { AfterActionHandler, BeforeActionHandler, Service } from './action.js'
 import type { Resources, ServerContext } from './context.js'
+import type { KeyTable } from './config-keys.js'
 import { ErrConfig, ErrEmptyServices } from './errors.js'
 import type { Result } from './result.js'
 
@@ -139,6 +140,24 @@ export interface CoreConfig<TDB = unknown> {
   exposeErrors?: boolean
 }
 
+/** Every key of `CoreConfig` (the unknown-key check, lib/config-keys.ts): a key added to the type must be added here. */
+export const CORE_KEYS: KeyTable<CoreConfig> = Object.freeze({
+  serverName: true,
+  runtime: true,
+  services: true,
+  diagnostics: true,
+  logServices: true,
+  resources: true,
+  websocket: true,
+  rpc: true,
+  onBeforeActionHandler: true,
+  onAfterActionHandler: true,
+  onBoot: Object.freeze({ fn: true, maxWaitTime: true } satisfies KeyTable<OnBootConfig>),
+  forceNewInstance: true,
+  actionTimeout: true,
+  exposeErrors: true,
+})
+
 /** `CoreConfig` with every default applied, frozen. */
 export interface ResolvedCoreConfig {
   readonly serverName: string
@@ -164,6 +183,8 @@ export function configError(field: string, expectation: string, value?: unknown)
 function describe(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`
   if (typeof value === 'function') return 'a function'
+  // JSON writes NaN and Infinity as null: `Number('abc')` must read as what it is.
+  if (typeof value === 'number') return String(value)
   try {
     return JSON.stringify(value) ?? String(value)
   } catch {

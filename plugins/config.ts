@@ -1,9 +1,10 @@
 import type { FastifyRequest, FastifyServerOptions } from 'fastify'
 import { DEFAULTS, configError, optionalBoolean, positiveInteger } from '../lib/config.js'
+import type { KeyTable } from '../lib/config-keys.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { expiresInProblem } from '../lib/token-lifetime.js'
-import { resolveUploadSettings, type UploadSettings, type UploadsConfig } from '../lib/uploads/config.js'
+import { resolveUploadSettings, UPLOADS_KEYS, type UploadSettings, type UploadsConfig } from '../lib/uploads/config.js'
 
 /** JWT authentication for protected actions. */
 export interface AuthConfig {
@@ -253,6 +254,75 @@ export interface RestConfig {
   /** Fastify's own server options, for `createServer` (the plugin runs on your instance and ignores them). */
   fastify?: FastifyOptions
 }
+
+/** Every key of `AuthConfig`, for the unknown-key check (lib/config-keys.ts). */
+export const AUTH_KEYS: KeyTable<AuthConfig> = Object.freeze({
+  secret: true,
+  method: true,
+  headerName: true,
+  cookieName: true,
+  algorithms: true,
+  verify: Object.freeze({ allowedAud: true, allowedIss: true, allowedSub: true, requiredClaims: true, maxAge: true } satisfies KeyTable<AuthVerifyConfig>),
+  expiresIn: true,
+  cookie: Object.freeze({ secure: true } satisfies KeyTable<AuthCookieConfig>),
+})
+
+const CORS_OPTION_KEYS: KeyTable<CorsOptions> = Object.freeze({ origin: true, allowMethods: true, allowHeaders: true, maxAge: true, credentials: true, exposeHeaders: true })
+
+/**
+ * Every key of `RestConfig`, for the unknown-key check: an option added to a type must be added
+ * here (it does not compile otherwise). `fastify` (Fastify's own options), `openapi.info`,
+ * `openapi.extra` and lists are taken as they are.
+ */
+export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
+  baseUrl: true,
+  host: true,
+  port: true,
+  diagnostics: true,
+  enableStatic: true,
+  staticDir: true,
+  enableStatus: true,
+  rateLimiting: Object.freeze({
+    windowMs: true,
+    limit: true,
+    standardHeaders: true,
+    limitingHeader: true,
+    store: true,
+    redis: true,
+    cacheSize: true,
+    diagnostics: true,
+  } satisfies KeyTable<RateLimitConfig>),
+  allowedOrigins: true,
+  allowedHosts: true,
+  cors: Object.freeze({ enabled: true, defaults: CORS_OPTION_KEYS, addCors: true } satisfies KeyTable<CorsConfig>),
+  uploads: UPLOADS_KEYS,
+  discovery: Object.freeze({ enabled: true, secret: true } satisfies KeyTable<DiscoveryConfig>),
+  mcp: Object.freeze({ enabled: true, path: true, name: true, version: true, requireAuth: true, maxStreamEvents: true } satisfies KeyTable<McpConfig>),
+  openapi: Object.freeze({
+    enabled: true,
+    path: true,
+    reference: Object.freeze({ path: true }),
+    info: true,
+    servers: true,
+    public: true,
+    actionRoutes: true,
+    extra: true,
+  } satisfies KeyTable<OpenApiConfig>),
+  bodyLimit: true,
+  requestTimeout: true,
+  maxDepth: true,
+  staticFollowSymlinks: true,
+  underPressure: Object.freeze({
+    maxEventLoopDelay: true,
+    maxEventLoopUtilization: true,
+    maxHeapUsedBytes: true,
+    maxRssBytes: true,
+    retryAfter: true,
+    sampleInterval: true,
+  } satisfies KeyTable<UnderPressureConfig>),
+  streams: Object.freeze({ keepAlive: true, maxDuration: true, maxPerClient: true } satisfies KeyTable<StreamsConfig>),
+  fastify: true,
+})
 
 /** UnderPressureConfig with every default applied. */
 export type ResolvedUnderPressure = Readonly<Required<UnderPressureConfig>>
@@ -509,6 +579,19 @@ function resolveAllowedHosts(value: unknown): readonly string[] | undefined {
   return Object.freeze([...value])
 }
 
+function resolveHost(value: unknown): string {
+  if (value === undefined) return DEFAULTS.rest.host
+  if (typeof value !== 'string' || value.trim() === '') throw configError('rest.host', 'must be a host name or address', value)
+  return value
+}
+
+/** A TCP port: an integer from 0 (any free port) to 65535. `Number('abc')` is NaN, and is refused here rather than printed. */
+function resolvePort(value: unknown): number {
+  if (value === undefined) return DEFAULTS.rest.port
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) throw configError('rest.port', 'must be an integer from 0 to 65535', value)
+  return value
+}
+
 /** Checks and completes the REST configuration once, at boot. `serverName` is the document's default title. */
 export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
   if (typeof rest !== 'object' || rest === null) throw configError('rest', 'must be an object', rest)
@@ -526,8 +609,8 @@ export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
   const openapi = resolveOpenApi(rest.openapi, baseUrl, serverName)
   return Object.freeze({
     baseUrl,
-    host: rest.host ?? DEFAULTS.rest.host,
-    port: rest.port ?? DEFAULTS.rest.port,
+    host: resolveHost(rest.host),
+    port: resolvePort(rest.port),
     diagnostics: rest.diagnostics,
     enableStatic: rest.enableStatic === true,
     staticDir: rest.staticDir ?? DEFAULTS.rest.staticDir,

@@ -83,12 +83,11 @@ t.test('rest.bodyLimit wins over rest.fastify.bodyLimit, which wins over the def
 
 t.test('the printed URLs follow https', async (t) => {
   const logs = t.capture(console, 'log')
-  const server = await createServer({ ...base, rest: { baseUrl: '/api', allowedOrigins: [], enableStatus: true, port: 8443, fastify: { https: {} } } })
+  const server = await createServer({ ...base, rest: { baseUrl: '/api', allowedOrigins: [], enableStatus: true, port: 0, fastify: { https: {} } } })
   t.teardown(() => server.close())
-  t.same(
-    logs().map((call) => call.args[0]),
-    ['POST https://localhost:8443/api/services', 'GET https://localhost:8443/status'],
-  )
+  await server.rest.app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (server.rest.app.server.address() as { port: number }).port
+  t.same(logs().map((call) => call.args[0]), [`POST https://localhost:${port}/api/services\nGET https://localhost:${port}/status`])
 })
 
 t.test('with Fastify logging and no resources.logger, diagnostics go to the Fastify logger', async (t) => {

@@ -1,5 +1,6 @@
-import { resolveCoreConfig, type CoreConfig, type ResolvedCoreConfig } from '../config.js'
-import { resolveAuth, resolveRest, type AuthConfig, type ResolvedAuth, type ResolvedRest, type RestConfig } from '../../plugins/config.js'
+import { CORE_KEYS, resolveCoreConfig, type CoreConfig, type ResolvedCoreConfig } from '../config.js'
+import { checkKnownKeys, type KeyRules, type KeyTable } from '../config-keys.js'
+import { AUTH_KEYS, REST_KEYS, resolveAuth, resolveRest, type AuthConfig, type ResolvedAuth, type ResolvedRest, type RestConfig } from '../../plugins/config.js'
 
 /** What `createServer` and the `fastifyActions` plugin take. */
 export interface ServerConfig<TDB = unknown> extends CoreConfig<TDB> {
@@ -15,8 +16,16 @@ export interface ResolvedConfig extends ResolvedCoreConfig {
   readonly rest?: ResolvedRest
 }
 
-/** Checks the whole configuration and applies every default; throws a coded `FA_ERR_CONFIG` (or `FA_ERR_EMPTY_SERVICES`) naming the field. */
-export function resolveConfig(config: ServerConfig<any>, restWhenAbsent?: RestConfig): ResolvedConfig {
+/** Every key of `ServerConfig`, composed from each part's own table: the unknown-key check (lib/config-keys.ts). */
+export const CONFIG_KEYS: KeyTable<ServerConfig> = Object.freeze({ ...CORE_KEYS, auth: AUTH_KEYS, rest: REST_KEYS })
+
+/**
+ * Checks the whole configuration and applies every default; throws a coded `FA_ERR_CONFIG` (or
+ * `FA_ERR_EMPTY_SERVICES`) naming the field. A key no option has is refused with the nearest known
+ * one; `keys` are the keys allowed (the plugin adds its registration options).
+ */
+export function resolveConfig(config: ServerConfig<any>, restWhenAbsent?: RestConfig, keys: KeyRules = CONFIG_KEYS): ResolvedConfig {
+  checkKnownKeys(config, keys)
   const core = resolveCoreConfig(config)
   const rest = config?.rest ?? restWhenAbsent
   return Object.freeze({

@@ -12,7 +12,6 @@ import { messages } from '../messages.js'
 import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
 import { createFetch, type FetchFunction } from './fetch.js'
 import { buildCore, decorateActions, loggerFor, mountActions, type Core } from './plugin.js'
-import { schemeOf } from './urls.js'
 
 /**
  * The Fastify app of a server: a Fastify instance with the web-standard `fetch`, and the server's
@@ -152,13 +151,6 @@ async function boot(core: Core): Promise<void> {
   }
 }
 
-/** The specification's lines, from `rest.host` and `rest.port`, before anything listens (lib/server/urls.ts prints the real ones on listen when they differ). */
-function printUrls(rest: ResolvedRest): void {
-  const origin = `${schemeOf(rest)}://${rest.host}:${rest.port}`
-  console.log(`POST ${origin}${rest.baseUrl}/services`)
-  if (rest.enableStatus) console.log(`GET ${origin}/status`)
-}
-
 async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): Promise<ServerInstance<TDB>> {
   const started = performance.now()
   const app = resolved.rest ? createFastify(resolved.rest) : undefined
@@ -183,7 +175,6 @@ async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): 
   }
   // The time to a server ready to listen (onBoot and the REST app's plugins), not onBoot's share alone.
   if (resolved.onBoot) console.log(`Booted in ${Math.round(performance.now() - started)}ms`)
-  if (resolved.rest) printUrls(resolved.rest)
 
   const server: ServerInstance<TDB> = {
     config,

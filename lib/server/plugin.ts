@@ -27,9 +27,9 @@ import { createOtelInstrument } from '../tracing.js'
 import { ErrConfig, ErrNotRegistered, fail } from '../errors.js'
 import type { LogEntry, ServiceLogger } from '../logger.js'
 import { messages } from '../messages.js'
-import { resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
+import { CONFIG_KEYS, resolveConfig, type ResolvedConfig, type ServerConfig } from './config.js'
 import { createFetch, type FetchFunction } from './fetch.js'
-import { originOf, reaches, schemeOf, urlLines } from './urls.js'
+import { originOf, schemeOf, urlLines } from './urls.js'
 
 /** The engine and context of one server or plugin registration, and the diagnostics they write through. */
 export interface Core {
@@ -198,17 +198,17 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
 }
 
 /**
- * Once the app listens, the URLs it really answers on: always in plugin mode (nothing was printed
- * before), and with `createServer` when the address differs from `rest.host`:`rest.port`, which the
- * specification's line printed before `listen` (lib/server/urls.ts).
+ * Once the app listens, the URLs it really answers on, once (lib/server/urls.ts): on the console
+ * with `createServer`, through the host's logger at `info` in plugin mode.
  */
 function printUrlsOnListen(app: FastifyInstance, rest: NonNullable<ResolvedConfig['rest']>, ownsApp: boolean): void {
   const prefix = app.prefix
   app.addHook('onListen', function printListening(done) {
     const address = app.server.address()
-    if (address && typeof address === 'object' && !(ownsApp && reaches(rest, address))) {
-      const origin = originOf(schemeOf(rest), address)
-      console.log(`Listening on ${origin}:\n${urlLines(origin, rest, prefix).join('\n')}`)
+    if (address && typeof address === 'object') {
+      const urls = urlLines(originOf(schemeOf(rest), address, ownsApp ? rest.host : undefined), rest, prefix)
+      if (ownsApp) console.log(urls.join('\n'))
+      else app.log.info({ urls }, 'fastify-actions routes')
     }
     done()
   })
@@ -283,6 +283,9 @@ export type FastifyActionsOptions<TDB = unknown> = ServerConfig<TDB> & {
   name?: string
 }
 
+/** The plugin's keys: the configuration's, its `name`, and the options Fastify's `register` takes. */
+const PLUGIN_KEYS = Object.freeze({ ...CONFIG_KEYS, name: true, prefix: true, logLevel: true, logSerializers: true } as const)
+
 /** What a named registration decorates `app.actions[name]` with. */
 export interface ActionsDecorations<TDB = unknown> {
   readonly engine: Engine
@@ -346,7 +349,7 @@ export function decorateActions(app: FastifyInstance, core: Pick<Core, 'engine' 
 export const fastifyActions: FastifyPluginAsync<FastifyActionsOptions<any>> = fp(
   async function fastifyActions(app: FastifyInstance, options: FastifyActionsOptions<any>) {
     const { name, prefix, logLevel, logSerializers } = options as FastifyActionsOptions<any> & RegisterOptions
-    const config = bootWait(app, resolveConfig(options, { baseUrl: '', allowedOrigins: [] }), options.onBoot?.maxWaitTime !== undefined)
+    const config = bootWait(app, resolveConfig(options, { baseUrl: '', allowedOrigins: [] }, PLUGIN_KEYS), options.onBoot?.maxWaitTime !== undefined)
     const core = buildCore(config, loggerFor(config, app))
     // Said whatever `diagnostics` is (like the unprotected-actions warning): the user must learn where the engine is.
     decorateActions(app, core, name, (message) => createDiagnostics(true, loggerFor(config, app)).warn('fastifyActions', message))

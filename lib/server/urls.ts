@@ -1,8 +1,8 @@
 /**
- * The URLs a server prints. `createServer` prints the specification's lines from `rest.host` and
- * `rest.port` before anything listens; once the app listens on another address (another port, a
- * port of 0, another interface), the URLs it really answers on are printed too, for `createServer`
- * and for the plugin (which prints nothing before).
+ * The URLs a server prints: one block, once the app listens, with the address it really took (a
+ * port of 0 included), listing every route that is on. Before `listen` nothing is printed (the CLI's
+ * `list`, `openapi` and `mcp` build the app and never listen). `createServer` prints the block on the
+ * console; the plugin logs it through the host's logger at `info` (a host's JSON logs stay JSON).
  */
 import type { AddressInfo } from 'node:net'
 import type { ResolvedRest } from '../../plugins/config.js'
@@ -10,20 +10,21 @@ import type { ResolvedRest } from '../../plugins/config.js'
 const WILDCARDS = new Set(['0.0.0.0', '::', '::0'])
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1'])
 
-/** `http://host:port` of an address the server listens on; a wildcard address is reached on localhost. */
-export function originOf(scheme: string, address: AddressInfo): string {
-  const host = WILDCARDS.has(address.address) ? 'localhost' : address.address.includes(':') ? `[${address.address}]` : address.address
-  return `${scheme}://${host}:${address.port}`
+/**
+ * `http://host:port` of an address the server listens on: a wildcard address is reached on
+ * localhost, and so is a loopback address when `host` (the configured one) says `localhost`.
+ */
+export function originOf(scheme: string, address: AddressInfo, host?: string): string {
+  const name =
+    WILDCARDS.has(address.address) || (host === 'localhost' && LOOPBACK.has(address.address))
+      ? 'localhost'
+      : address.address.includes(':')
+        ? `[${address.address}]`
+        : address.address
+  return `${scheme}://${name}:${address.port}`
 }
 
-/** True when `printed` (`rest.host`, `rest.port`) reaches the address the app listens on. */
-export function reaches(printed: { host: string; port: number }, address: AddressInfo): boolean {
-  if (printed.port !== address.port) return false
-  if (WILDCARDS.has(address.address) || printed.host === address.address) return true
-  return printed.host === 'localhost' && LOOPBACK.has(address.address)
-}
-
-/** The lines for one origin: the endpoint, then status, the reference page and MCP when they are on. */
+/** The lines for one origin: the endpoint, then status, the OpenAPI document, its reference page and MCP when they are on. */
 export function urlLines(origin: string, rest: ResolvedRest, prefix: string): string[] {
   const lines = [`POST ${origin}${prefix}${rest.baseUrl}/services`]
   if (rest.enableStatus) lines.push(`GET ${origin}${prefix}/status`)

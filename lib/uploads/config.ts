@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../config.js'
+import type { KeyTable } from '../config-keys.js'
 import { ErrConfig } from '../errors.js'
 
 export interface UploadsConfig {
@@ -20,6 +21,22 @@ export interface UploadsConfig {
   }
   diagnostics?: boolean
 }
+
+/** Every key of `UploadsConfig`, for the unknown-key check. */
+export const UPLOADS_KEYS: KeyTable<UploadsConfig> = Object.freeze({
+  enforceContentType: true,
+  limits: Object.freeze({
+    maxFiles: true,
+    maxFileSize: true,
+    minFileSize: true,
+    maxTotalSize: true,
+    maxFilenameLength: true,
+    maxFields: true,
+    maxFieldSize: true,
+  } satisfies KeyTable<NonNullable<UploadsConfig['limits']>>),
+  allow: Object.freeze({ mimeTypes: true, extensions: true } satisfies KeyTable<NonNullable<UploadsConfig['allow']>>),
+  diagnostics: true,
+})
 
 /** The upload limits, each with its default filled in. */
 export interface UploadLimits {

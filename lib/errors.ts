@@ -93,6 +93,9 @@ export function codeOf(result: ErrResult<unknown>): FailureCode | typeof ACTION_
   return isFailure(result) ? result.code : ACTION_FAILED
 }
 
+/** The content codings a request body may carry (RFC 9110 8.4.1), as a 415 and `Accept-Encoding` name them. */
+export const SUPPORTED_ENCODINGS = Object.freeze(['gzip', 'deflate', 'br'] as const)
+
 /** The framework's failures, one constructor each. */
 export const fail = {
   invalidBody: () => failure('FA_ERR_INVALID_BODY', messages.invalidBody),
@@ -115,6 +118,10 @@ export const fail = {
   discoverySecret: () => failure('FA_ERR_DISCOVERY_SECRET', messages.discoverySecret),
   unsupportedMediaType: () => failure('FA_ERR_UNSUPPORTED_MEDIA_TYPE', messages.unsupportedMediaType),
   bodyTooLarge: () => failure('FA_ERR_BODY_TOO_LARGE', messages.bodyTooLarge),
+  unsupportedEncoding: (encoding: string) =>
+    failure('FA_ERR_UNSUPPORTED_MEDIA_TYPE', messages.unsupportedEncoding(encoding, SUPPORTED_ENCODINGS), { supportedEncodings: [...SUPPORTED_ENCODINGS] }),
+  encodedMultipart: () => failure('FA_ERR_UNSUPPORTED_MEDIA_TYPE', messages.encodedMultipart, { supportedEncodings: ['identity'] }),
+  undecodableBody: (encoding: string) => failure('FA_ERR_INVALID_BODY', messages.undecodableBody(encoding)),
   routeNotFound: (baseUrl: string) => failure('FA_ERR_ROUTE_NOT_FOUND', messages.routeNotFound(baseUrl)),
   rateLimited: (seconds: number) => failure('FA_ERR_RATE_LIMITED', messages.rateLimited(seconds)),
   badUrl: () => failure('FA_ERR_BAD_URL', messages.badUrl),

@@ -21,6 +21,7 @@ import { fail } from '../lib/errors.js'
 import { isPlainObject } from '../lib/envelope.js'
 import { requestStoreOf } from './request-scope.js'
 import { concern } from './concern.js'
+import { setupContentEncoding } from './content-encoding.js'
 
 export interface McpPluginOptions {
   engine: Engine
@@ -299,6 +300,7 @@ async function serveMcp(app: FastifyInstance, options: McpPluginOptions): Promis
   const handle = createMcpHandler(registry, identity, options, new AjvJsonSchemaValidator())
 
   useJsonRpcParser(app, options.maxDepth)
+  setupContentEncoding(app)
   // The Origin first: a page that may not call the endpoint learns nothing, not even whether its token is valid.
   const onRequest = [originGuard(options.allowedOrigins), ...(authenticate ? [requireToken(authenticate, context)] : [])]
   app.post(config.path, { bodyLimit: options.bodyLimit, onRequest }, handle)

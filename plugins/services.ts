@@ -20,6 +20,7 @@ import { setupJsonBody } from './json-body.js'
 import { requestStoreOf, scopesItsExecution } from './request-scope.js'
 import { discardRest } from './unread-body.js'
 import { concern } from './concern.js'
+import { setupContentEncoding } from './content-encoding.js'
 
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is
@@ -161,6 +162,8 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   const streamSettings = options.streams ?? DEFAULTS.streams
   // `Deprecation`/`Sunset` of each deprecated action, by `service\0action`; empty when none is.
   const deprecations = compileDeprecationHeaders(engine)
+  // gzip, deflate and br bodies decoded within the body limit; any other coding a 415.
+  setupContentEncoding(app)
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')

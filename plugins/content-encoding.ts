@@ -1,0 +1,101 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Transform, type Readable } from 'node:stream'
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
+import { fail, SUPPORTED_ENCODINGS } from '../lib/errors.js'
+import { FailureError } from './http-status.js'
+
+const decoders: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+}
+
+/** At most this many codings stacked on one body (`gzip, br`): more is no real client. */
+const MAX_CODINGS = 2
+
+/** The decoded body as Fastify reads it: `receivedEncodedLength` is what came off the wire, for its Content-Length check. */
+type DecodedBody = Transform & { receivedEncodedLength: number }
+
+/** The codings of a `Content-Encoding` header, in the order they were applied, `identity` left out. */
+export function codingsOf(header: string): string[] {
+  const codings: string[] = []
+  for (const raw of header.split(',')) {
+    const coding = raw.trim().toLowerCase()
+    if (coding !== '' && coding !== 'identity') codings.push(coding)
+  }
+  return codings
+}
+
+/** A coding named in an answer only when it looks like one: the header is the client's text. */
+const printable = (coding: string): string => (/^[a-z0-9._+-]{1,32}$/.test(coding) ? coding : '?')
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return length === undefined ? request.headers['transfer-encoding'] !== undefined : length !== '0'
+}
+
+/**
+ * Decodes one coding after another (the last applied first) into one stream that fails only with
+ * `failure`, counting the wire bytes for Fastify's Content-Length check. Fastify refuses the decoded
+ * body at the route's `bodyLimit` (413); the decoders are stopped there too, so a zip bomb costs at
+ * most the limit's worth of inflating.
+ */
+function decode(payload: Readable, codings: string[], limit: number, failure: Error): DecodedBody {
+  let produced = 0
+  // Counts what it passes on (a `data` listener would set it flowing before Fastify reads it).
+  const decoded = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      produced += chunk.length
+      if (produced > limit) stop()
+      callback(null, chunk)
+    },
+  }) as DecodedBody
+  const chain = [...codings].reverse().map((coding) => decoders[coding]!())
+  const stop = () => {
+    payload.unpipe()
+    for (const decoder of chain) decoder.destroy()
+  }
+  let stream: Readable = payload
+  for (const decoder of chain) {
+    decoder.on('error', () => {
+      stop()
+      decoded.destroy(failure)
+    })
+    stream = stream.pipe(decoder)
+  }
+  stream.pipe(decoded)
+  decoded.receivedEncodedLength = 0
+  payload.on('data', (chunk: Buffer) => (decoded.receivedEncodedLength += chunk.length))
+  return decoded
+}
+
+/**
+ * The `preParsing` hook of the routes that read bodies (the endpoint, the per-action routes, MCP):
+ * an encoded body is decoded within the body limit; a coding it cannot decode is a 415 naming the
+ * ones it can (and `Accept-Encoding`, RFC 9110 12.5.3); a body that is not what its coding says is a
+ * 400. Multipart uploads are parsed from the raw bytes as they arrive: an encoded one is a 415.
+ */
+export function decodeRequestBody(request: FastifyRequest, reply: FastifyReply, payload: Readable, done: (error: Error | null, body?: Readable) => void): void {
+  const header = request.headers['content-encoding']
+  if (header === undefined || !hasBody(request)) return done(null, payload)
+  const codings = codingsOf(header)
+  if (codings.length === 0) return done(null, payload)
+  const unsupported = codings.find((coding) => decoders[coding] === undefined)
+  if (unsupported !== undefined || codings.length > MAX_CODINGS) {
+    reply.header('accept-encoding', SUPPORTED_ENCODINGS.join(', '))
+    return done(new FailureError(fail.unsupportedEncoding(printable(unsupported ?? codings.join(', ')))))
+  }
+  if (/^multipart\//i.test(request.headers['content-type'] ?? '')) {
+    reply.header('accept-encoding', 'identity')
+    return done(new FailureError(fail.encodedMultipart()))
+  }
+  // A body that is not what it says: the 400 names the coding, not zlib's wording.
+  const failure = new FailureError(fail.undecodableBody(codings.join(', ')))
+  done(null, decode(payload, codings, request.routeOptions.bodyLimit, failure))
+}
+
+/** Installs `decodeRequestBody` on the routes of `app`'s context. */
+export function setupContentEncoding(app: FastifyInstance): void {
+  app.addHook('preParsing', decodeRequestBody)
+}

@@ -59,6 +59,8 @@ export const DEFAULTS = Object.freeze({
     maxDuration: 3_600_000,
     /** Open streams per client key at once (the rate limiter's key; only with `rest.rateLimiting`). */
     maxPerClient: 32,
+    /** How long (ms) a stream's final event may take to reach the client; a socket that does not take it is destroyed. */
+    endTimeout: 5_000,
   }),
   /** `rest.underPressure: true`: load shedding with these thresholds (off unless asked for). */
   underPressure: Object.freeze({

@@ -148,6 +148,11 @@ export interface StreamsConfig {
   maxDuration?: number
   /** Open streams per client key at once (default 32); applied with `rest.rateLimiting`, whose key it uses. */
   maxPerClient?: number
+  /**
+   * Milliseconds the final event (done, error, shutdown, `maxDuration`) may take to be written to the
+   * socket (default 5000); a reader that does not take it has its socket destroyed.
+   */
+  endTimeout?: number
 }
 
 export type ResolvedStreams = Readonly<Required<StreamsConfig>>
@@ -527,6 +532,7 @@ function resolveStreams(config: StreamsConfig | undefined): ResolvedStreams {
     keepAlive: positiveInteger('rest.streams.keepAlive', config?.keepAlive, d.keepAlive),
     maxDuration: positiveInteger('rest.streams.maxDuration', config?.maxDuration, d.maxDuration),
     maxPerClient: positiveInteger('rest.streams.maxPerClient', config?.maxPerClient, d.maxPerClient),
+    endTimeout: positiveInteger('rest.streams.endTimeout', config?.endTimeout, d.endTimeout),
   })
 }
 

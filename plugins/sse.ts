@@ -216,6 +216,13 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
     flush()
     body.push(text)
     body.push(null)
+    // Every stream ends: a reader that does not take the final event in time loses its socket
+    // (a paused reader would otherwise hold the stream, its buffers and `close()` for ever).
+    const response = reply.raw
+    if (response.writableFinished || response.destroyed) return
+    const expire = setTimeout(() => response.writableFinished || response.destroy(), settings.endTimeout)
+    expire.unref()
+    response.once('close', () => clearTimeout(expire))
   }
 
   // The end, however it comes (the last event, a throw, the silence timeout, close): written once,

@@ -325,7 +325,7 @@ export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
     retryAfter: true,
     sampleInterval: true,
   } satisfies KeyTable<UnderPressureConfig>),
-  streams: Object.freeze({ keepAlive: true, maxDuration: true, maxPerClient: true } satisfies KeyTable<StreamsConfig>),
+  streams: Object.freeze({ keepAlive: true, maxDuration: true, maxPerClient: true, endTimeout: true } satisfies KeyTable<StreamsConfig>),
   fastify: true,
 })
 

@@ -51,7 +51,7 @@ t.test('the plugin takes its registration options and refuses an unknown key the
 t.test('a key far from every known one lists the known keys', async (t) => {
   await t.rejects(createServer({ ...base, rest: { ...rest, streams: { wholeLife: 1 } } } as never), {
     code: 'FA_ERR_CONFIG',
-    message: 'createServer: rest.streams.wholeLife is not an option (rest.streams takes keepAlive, maxDuration, maxPerClient)',
+    message: 'createServer: rest.streams.wholeLife is not an option (rest.streams takes keepAlive, maxDuration, maxPerClient, endTimeout)',
   })
   t.equal(nearestKey('zzzzzz', ['host', 'port']), undefined)
   t.equal(nearestKey('PORT', ['host', 'port']), 'port')

@@ -22,9 +22,11 @@ export interface ExampleSettings {
   /** Other origins allowed to call the API with cookies, comma-separated (`http://localhost:3000`). */
   ALLOWED_ORIGINS?: string
   DIAGNOSTICS?: string
-  /** Requests per client per window (`RATE_LIMIT_WINDOW_MS`, 60000): turns rate limiting on; the client key is `x-api-key`, else the first `x-forwarded-for` address. */
+  /** Requests per client per window (`RATE_LIMIT_WINDOW_MS`, 60000): turns rate limiting on; the client key is `x-api-key`, else the client's address. */
   RATE_LIMIT?: string
   RATE_LIMIT_WINDOW_MS?: string
+  /** The proxy's addresses or CIDRs, comma-separated (Fastify's `trustProxy`): X-Forwarded-* count only from them. */
+  TRUST_PROXY?: string
   /** A Redis URL (`redis://host:6379`): the rate-limit counters live there, shared by every instance using it. */
   REDIS_URL?: string
   /** On SIGTERM, how long `GET /status` answers 503 before the listener closes (0: close at once). */
@@ -124,7 +126,9 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
       enableStatic: true,
       staticDir: publicDir,
       discovery: { enabled: true },
-      // Per client (x-api-key, else the address the proxy put in x-forwarded-for); in Redis when REDIS_URL is set.
+      // Forwarded headers count only from the proxy TRUST_PROXY names (docs/security.md).
+      ...(settings.TRUST_PROXY ? { fastify: { trustProxy: settings.TRUST_PROXY } } : {}),
+      // Per client (x-api-key, else its address: from a trusted proxy, the one it forwarded); in Redis when REDIS_URL is set.
       ...(rateLimit === undefined ? {} : { rateLimiting: { limitingHeader: 'x-api-key', limit: rateLimit, windowMs, ...(redis ? { redis } : {}) } }),
       // 503 with Retry-After while this process is overloaded; GET /status reports it (docs/observability.md).
       ...(maxHeapUsedMb !== undefined ? { underPressure: { maxHeapUsedBytes: maxHeapUsedMb * 1024 * 1024 } } : settings.LOAD_SHEDDING === '1' ? { underPressure: true } : {}),

@@ -90,31 +90,83 @@ function boundToLoopback(address: ReturnType<FastifyInstance['server']['address'
   return address !== null && typeof address === 'object' && isLoopbackAddress(address.address)
 }
 
+/** More than one Host field (Node keeps the first and drops the rest): RFC 9112 §3.2 answers 400. */
+function hasTwoHosts(rawHeaders: string[]): boolean {
+  let seen = false
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true
+      seen = true
+    }
+  }
+  return false
+}
+
+/** The authority of an absolute-form target (`POST http://a.example/api/…`): RFC 9112 §3.2.2 makes it the host. */
+function absoluteFormAuthority(url: string): string | undefined {
+  if (url.charCodeAt(0) === 47 /* / */) return undefined
+  const match = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)
+  if (!match) return undefined
+  const authority = match[1]!
+  return authority.slice(authority.lastIndexOf('@') + 1)
+}
+
 /**
- * The hook: with `allowedHosts` configured every request is checked against it; otherwise only a
- * server bound to a loopback address checks (loopback names and addresses). A request without a Host
- * (HTTP/1.0, a load balancer's health check) is served: a browser always sends one.
+ * The Hosts a request must pass: the one it names (an absolute-form target's authority replaces the
+ * Host header), and `request.host` when that differs (Fastify reads `X-Forwarded-Host` only from a peer
+ * `trustProxy` trusts). From a trusted proxy the forwarded one alone, unless `trustProxy` is `true`:
+ * that trusts every peer, so any client could name the forwarded Host: its own must pass too.
+ */
+function hostsToCheck(request: FastifyRequest, trustsEveryPeer: boolean): string[] {
+  const raw = request.headers.host ?? ''
+  const named = absoluteFormAuthority(request.url) ?? raw
+  const forwarded = request.host
+  if (forwarded === raw || forwarded === '' || forwarded === undefined) return named === '' ? [] : [named]
+  return trustsEveryPeer && named !== '' ? [forwarded, named] : [forwarded]
+}
+
+/** Whether the app's `trustProxy` is `true` (every peer a proxy): Fastify keeps its options under a symbol. */
+export function trustsEveryPeer(app: FastifyInstance): boolean {
+  for (let object: object | null = app; object !== null; object = Object.getPrototypeOf(object)) {
+    const key = Object.getOwnPropertySymbols(object).find((symbol) => symbol.description === 'fastify.options')
+    if (key) return (object as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy === true
+  }
+  return false
+}
+
+/**
+ * The hook: two Host headers are a 400 on every server. With `allowedHosts` configured every request
+ * is checked against it; otherwise only a server bound to a loopback address checks (loopback names
+ * and addresses). A request without a Host (HTTP/1.0, a load balancer's health check) is served: a
+ * browser always sends one.
  */
 export function setupHosts(app: FastifyInstance, { allowedHosts }: HostsPluginOptions): void {
   const allowed = compileAllowedHosts(allowedHosts ?? [])
   const configured = allowedHosts !== undefined
+  const everyPeer = trustsEveryPeer(app)
   // Decided when the server starts listening (never while it does not: app.inject, app.fetch).
   let loopback = boundToLoopback(app.server.address())
   app.server.on('listening', () => (loopback = boundToLoopback(app.server.address())))
-  // The verdict of the last Host seen: a server's requests nearly all carry the same one.
-  let lastHost = ''
-  let lastAllowed = false
-  app.addHook('onRequest', function checkHost(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-    if (!configured && !loopback) return done()
-    const host = request.host
-    if (host === undefined || host === '') return done()
-    if (host !== lastHost) {
+  // The verdicts of the Hosts seen last: a server's requests nearly all carry the same ones.
+  const verdicts = new Map<string, boolean>()
+  const isAllowed = (host: string): boolean => {
+    let verdict = verdicts.get(host)
+    if (verdict === undefined) {
       const hostname = hostnameOf(host)
-      lastAllowed = hostname !== undefined && allowed(hostname)
-      lastHost = host
+      verdict = hostname !== undefined && allowed(hostname)
+      if (verdicts.size >= 64) verdicts.clear()
+      verdicts.set(host, verdict)
     }
-    if (lastAllowed) return done()
-    sendFailure(reply, fail.hostNotAllowed())
+    return verdict
+  }
+  app.addHook('onRequest', function checkHost(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+    if (hasTwoHosts(request.raw.rawHeaders)) return sendFailure(reply, fail.badRequest())
+    if (!configured && !loopback) return done()
+    for (const host of hostsToCheck(request, everyPeer)) {
+      if (!isAllowed(host)) return sendFailure(reply, fail.hostNotAllowed())
+    }
+    done()
   })
 }
 

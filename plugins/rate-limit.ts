@@ -16,7 +16,7 @@ export interface RateLimitOptions {
   diagnostics: Diagnostics
 }
 
-/** The limiting header, else the first hop of `x-forwarded-for`, else `x-real-ip`, else `unknown-client`. */
+/** The limiting header, else `request.ip` (forwarded only from a trusted proxy), else `unknown-client`. */
 function createKeyGenerator(header: string, diagnostics: Diagnostics) {
   const fallback = (key: string) => diagnostics.info('rateLimit.key', messages.rateLimitKeyFallback(header, key))
   return (request: FastifyRequest): string => clientKeyOf(request, header, fallback)

@@ -102,7 +102,7 @@ t.test('with Fastify logging and no resources.logger, diagnostics go to the Fast
   await server.rest.app.inject({ method: 'POST', url: '/api/services', payload: { intent: 'execute', service: 'tasks', action: 'list', payload: {} } })
   const notice = lines.find((line) => line.atFunction === 'rateLimit.key')
   t.ok(notice, 'the rate-limit key fallback is a Fastify log line')
-  t.equal(notice?.msg, messages.rateLimitKeyFallback('x-client', 'unknown-client'))
+  t.equal(notice?.msg, messages.rateLimitKeyFallback('x-client', '127.0.0.1'), 'keyed by the address app.inject gives (127.0.0.1)')
   t.match(notice?.logId, /^fa-/)
   t.same(consoleInfo(), [], 'nothing on the console')
 })

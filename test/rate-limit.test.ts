@@ -127,38 +127,56 @@ t.test('the 429 goes through app.fetch with its headers', async (t) => {
   t.same(await limited.json(), { status: false, message: messages.rateLimited(retryAfter), data: {} })
 })
 
-t.test('key order: limiting header, x-forwarded-for (first hop), x-real-ip, unknown-client; fallbacks are logged', async (t) => {
+const pingFrom = (app: FastifyInstance, remoteAddress: string, headers: Record<string, string> = {}) => execute(app, 'svc', 'ping', {}, { headers, remoteAddress })
+
+t.test('key order: limiting header, else request.ip (forwarded headers ignored without trustProxy); fallbacks are logged', async (t) => {
   const logger = captureLogger()
   const server = await limitedServer(t, { limit: 1, windowMs: 60_000 }, { diagnostics: true, resources: { logger } })
   const fallbackLines = () => logger.lines.filter((line) => line.atFunction === 'rateLimit.key')
 
   t.equal((await ping(server.app, { 'x-client': 'k1' })).statusCode, 200)
   assertLimited(t, await ping(server.app, { 'x-client': 'k1' }))
-  // The header wins over the fallbacks: a fresh header value passes whatever the others say.
-  t.equal((await ping(server.app, { 'x-client': 'k2', 'x-forwarded-for': '10.0.0.1', 'x-real-ip': '10.0.0.2' })).statusCode, 200)
+  // The header wins over the address: a fresh header value passes whatever the others say.
+  t.equal((await pingFrom(server.app, '10.0.0.1', { 'x-client': 'k2', 'x-forwarded-for': '10.0.0.1' })).statusCode, 200)
   t.same(fallbackLines(), [], 'nothing logged while the limiting header is present')
 
-  t.equal((await ping(server.app, { 'x-forwarded-for': '10.0.0.1, 172.16.0.1' })).statusCode, 200)
-  assertLimited(t, await ping(server.app, { 'x-forwarded-for': '10.0.0.1, 192.168.0.9', 'x-real-ip': '10.9.9.9' }))
-  t.equal((await ping(server.app, { 'x-real-ip': '10.0.0.2' })).statusCode, 200)
-  assertLimited(t, await ping(server.app, { 'x-real-ip': '10.0.0.2' }))
-  t.equal((await ping(server.app)).statusCode, 200)
-  assertLimited(t, await ping(server.app, { 'x-client': '' }))
-  // A client naming itself `unknown-client` shares the keyless bucket.
-  assertLimited(t, await ping(server.app, { 'x-client': UNKNOWN_CLIENT }))
+  t.equal((await pingFrom(server.app, '10.0.0.1')).statusCode, 200)
+  assertLimited(t, await pingFrom(server.app, '10.0.0.1'))
+  // Issue 40: rotating X-Forwarded-For or X-Real-IP from an untrusted peer no longer buys a fresh budget.
+  assertLimited(t, await pingFrom(server.app, '10.0.0.1', { 'x-forwarded-for': '203.0.113.7' }))
+  assertLimited(t, await pingFrom(server.app, '10.0.0.1', { 'x-real-ip': '203.0.113.8', 'x-client': '' }))
+  // Another address has its own budget: header-less clients no longer share one key.
+  t.equal((await pingFrom(server.app, '10.0.0.2', { 'x-forwarded-for': '10.0.0.1' })).statusCode, 200)
 
   t.same(
     fallbackLines().map(({ level, message }) => ({ level, message })),
     [
       { level: 'info', message: messages.rateLimitKeyFallback('x-client', '10.0.0.1') },
       { level: 'info', message: messages.rateLimitKeyFallback('x-client', '10.0.0.1') },
+      { level: 'info', message: messages.rateLimitKeyFallback('x-client', '10.0.0.1') },
+      { level: 'info', message: messages.rateLimitKeyFallback('x-client', '10.0.0.1') },
       { level: 'info', message: messages.rateLimitKeyFallback('x-client', '10.0.0.2') },
-      { level: 'info', message: messages.rateLimitKeyFallback('x-client', '10.0.0.2') },
-      { level: 'info', message: messages.rateLimitKeyFallback('x-client', UNKNOWN_CLIENT) },
-      { level: 'info', message: messages.rateLimitKeyFallback('x-client', UNKNOWN_CLIENT) },
     ],
   )
-  t.equal(server.calls.count, 5, 'one allowed request per key')
+})
+
+t.test('behind a trusted proxy (trustProxy: addresses) the forwarded client address is the key; from anyone else it is not', async (t) => {
+  const server = await limitedServer(t, { limit: 1, windowMs: 60_000 }, { rest: { fastify: { trustProxy: ['10.9.0.1'] } } })
+  t.equal((await pingFrom(server.app, '10.9.0.1', { 'x-forwarded-for': '203.0.113.1' })).statusCode, 200)
+  assertLimited(t, await pingFrom(server.app, '10.9.0.1', { 'x-forwarded-for': '203.0.113.1' }))
+  t.equal((await pingFrom(server.app, '10.9.0.1', { 'x-forwarded-for': '203.0.113.2' })).statusCode, 200, 'another client behind the proxy')
+  // An untrusted peer naming a fresh forwarded address is keyed by its own address.
+  t.equal((await pingFrom(server.app, '10.0.0.5', { 'x-forwarded-for': '203.0.113.3' })).statusCode, 200)
+  assertLimited(t, await pingFrom(server.app, '10.0.0.5', { 'x-forwarded-for': '203.0.113.4' }))
+})
+
+t.test('unknown-client only where a request has no address at all', async (t) => {
+  const { clientKeyOf } = await import('../plugins/client-key.js')
+  const request = (headers: Record<string, string>, ip: string | undefined) => ({ headers, ip }) as unknown as Parameters<typeof clientKeyOf>[0]
+  t.equal(clientKeyOf(request({}, undefined), 'x-client'), UNKNOWN_CLIENT)
+  t.equal(clientKeyOf(request({ 'x-forwarded-for': '1.2.3.4', 'x-real-ip': '5.6.7.8' }, undefined), 'x-client'), UNKNOWN_CLIENT)
+  t.equal(clientKeyOf(request({}, '10.1.1.1'), 'x-client'), '10.1.1.1')
+  t.equal(clientKeyOf(request({ 'x-client': ' k ' }, '10.1.1.1'), 'x-client'), 'k')
 })
 
 t.test('fallback logging follows rateLimiting.diagnostics or the server diagnostics', async (t) => {
@@ -299,7 +317,7 @@ t.test('a failing store lets requests through and logs the outage once, then the
 
 t.test('GET /status is not rate limited: a load balancer checking it is not refused for the traffic of others', async (t) => {
   const server = await limitedServer(t, { limit: 2, windowMs: 60_000 }, { serverName: 'limited', rest: { enableStatus: true } })
-  // Health checks carry no client key: they share `unknown-client` with every other such request.
+  // Health checks carry no client key: keyed by their address, as every other such request from it.
   for (let i = 0; i < 5; i++) {
     const check = await server.app.inject({ method: 'GET', url: '/status' })
     t.equal(check.statusCode, 200, `check ${i + 1} answers 200`)

@@ -118,8 +118,8 @@ const apps = new Map<number, FastifyInstance>()
  * other header, no socket, no Host or Origin. A JSON-RPC answer carries no status: the status
  * reported is the one the endpoint answered the forwarded `app.inject` with (`onForwarded`), and the
  * message is the answer line's, so both are compared to the MCP over HTTP row's expectations.
- * Rate limit: a stdio message carries none of the key headers (the limiting header, x-forwarded-for,
- * x-real-ip), so every message is keyed `unknown-client` (UNKNOWN_CLIENT) whatever the session; the
+ * Rate limit: a stdio message carries no limiting header, so every message is keyed by the address
+ * `app.inject` gives it (127.0.0.1, `request.ip`) whatever the session; the
  * prime and the shot are two sessions on the same app, as two messages of one session would be.
  */
 async function mcpOverStdio(port: number, shot: Shot): Promise<RawAnswer> {
@@ -337,11 +337,11 @@ for (const column of columns) {
   })
 }
 
-t.test('MCP over stdio: a message carries no rate-limit key header, so its key is unknown-client', async (t) => {
+t.test('MCP over stdio: a message carries no limiting header, so its key is the address app.inject gives (127.0.0.1)', async (t) => {
   const ports = await servers(t, checks['Rate limit']!.extra)
   const first = await mcpOverStdio(ports.own, { headers: valid(ports.own) })
   t.equal(first.status, 200, 'the stdio message is served')
-  // The one allowed request of `unknown-client` is spent: an HTTP request without a key header shares it.
+  // The one allowed request of 127.0.0.1 is spent: an HTTP request from loopback without a key header shares it.
   const unkeyed = outcome(await adapters['MCP over HTTP']!.send(ports.own, { headers: valid(ports.own) }))
   t.equal(unkeyed.status, 429)
   t.match(unkeyed.message, /^Rate limit exceeded/)

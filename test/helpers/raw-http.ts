@@ -11,11 +11,11 @@ export interface RawAnswer {
  * One HTTP/1.1 request over a real socket to 127.0.0.1:`port` with exactly the headers given
  * (fetch refuses to set `Host`; a DNS-rebinding page sends its own name there).
  */
-export function rawRequest(port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string }): Promise<RawAnswer> {
+export function rawRequest(port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string; localAddress?: string }): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const headers = { ...options.headers }
     if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body))
-    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, setHost: !('host' in headers) }, (res) => {
+    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, setHost: !('host' in headers), localAddress: options.localAddress, agent: false }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (chunk: Buffer) => chunks.push(chunk))
       res.on('end', () => {

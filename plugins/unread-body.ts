@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Socket } from 'node:net'
+import { withholdContinue } from './expect-continue.js'
 
 /** After an answer sent before the body was read to its end: how much more to read and throw away before closing. */
 const LINGER_BYTES = 4 * 1024 * 1024
@@ -13,6 +14,7 @@ const LINGER_MS = 2000
  */
 export function discardRest(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw
+  withholdContinue(raw)
   raw.unpipe()
   // `inject` has no connection to manage; HTTP/1 only, where the socket is this request's alone.
   if (raw.complete || !(raw.socket instanceof Socket) || raw.httpVersionMajor !== 1) return

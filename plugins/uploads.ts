@@ -84,7 +84,10 @@ async function readUpload(
   diagnostics: Diagnostics,
   route?: ActionRoute,
 ): Promise<ExternalRequest | Failure> {
-  const form = await readForm(request, settings, multipartLimit)
+  // A client that waits for `100 Continue` with a declared length over the limit: refused before it
+  // sends a byte. Others are read until a limit is met, so the answer names the limit (a field, a file).
+  const waits = request.headers.expect?.toLowerCase() === '100-continue' && Number(request.headers['content-length']) > multipartLimit
+  const form = waits ? { entries: [], files: [], failure: fail.bodyTooLarge() } : await readForm(request, settings, multipartLimit)
   discardRest(request, reply)
   const read = form.failure ?? toExternalRequest(form, request.headers['content-type'], engine, settings, route)
   if ('ok' in read) {

@@ -4,6 +4,7 @@ import { concern } from '../../plugins/concern.js'
 import type { TokenSigner } from '../../plugins/auth.js'
 import { corsPlugin } from '../../plugins/cors.js'
 import { errorsPlugin } from '../../plugins/errors.js'
+import { continueWhenRead } from '../../plugins/expect-continue.js'
 import { hostsPlugin } from '../../plugins/hosts.js'
 import { MiddlewareRegistry, middlewarePlugin, type Middleware } from '../../plugins/middleware.js'
 import { openApiPlugin } from '../../plugins/openapi.js'
@@ -161,6 +162,8 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   let pressure: PressureProbe | undefined
   let auth: { jwt: TokenSigner; authenticate: Authenticator } | undefined
 
+  // `100 Continue` only once a body is read: a declared body over the limit is refused without it.
+  continueWhenRead(app.server)
   // Fastify has one 404 handler per prefix: a plugin registered without a prefix leaves the app's to its owner.
   await app.register(errorsPlugin, { baseUrl, diagnostics, notFound: ownsApp || app.prefix !== '' })
   await app.register(requestScopePlugin, { context })

@@ -48,6 +48,14 @@ module.exports = {
       to: { path: '^lib/(server/|index\\.ts$)' },
     },
     {
+      name: 'adapters-write-through-the-codec',
+      severity: 'error',
+      comment:
+        'An answer reaches the wire through the codec (lib/answer.ts): adapters (plugins/, lib/mcp/) never call the serializers or the declared-error resolution themselves.',
+      from: { path: '^(plugins|lib/mcp)/' },
+      to: { path: '^lib/(declared-errors|output)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'client-stands-alone',
       severity: 'error',
       comment: 'The client imports nothing outside lib/client/ at run time (types only), so a bundler pulls in no server code.',

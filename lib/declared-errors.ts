@@ -1,8 +1,9 @@
-import fastJson from 'fast-json-stringify'
+import type { ExternalResponse } from './envelope.js'
 import { ErrConfig } from './errors.js'
 import { messages } from './messages.js'
+import { compileEnvelopeWriter } from './output.js'
 import type { ErrResult } from './result.js'
-import { toJsonSchema, type InferOutputSchema, type ValidationSchema } from './validation.js'
+import { compileValidator, toJsonSchema, type InferOutputSchema, type ValidationSchema, type ValidationOutcome } from './validation.js'
 
 /**
  * Declared errors (issue 28): an action lists the ways it fails that callers must tell apart, a
@@ -74,20 +75,18 @@ export interface ErrorDescription {
   readonly data: Record<string, unknown> | null
 }
 
-/** One declaration as the engine uses it: described, and its envelope serializer compiled once. */
+/** One declaration as the engine uses it: described, its data check and envelope serializer compiled once. */
 export interface CompiledError extends ErrorDescription {
-  /** Writes the error envelope with only the declared fields; throws when the data does not match. */
+  /** Writes the error envelope with only the declared fields; throws on a value it cannot write. */
   readonly serialize: (envelope: ExternalResponse) => string
+  /**
+   * Why the data a `Fail` carries does not match the declared `data` schema, or undefined when it
+   * does (or nothing is declared). The serializer alone would coerce (`5` for a string is written `"5"`).
+   */
+  readonly check: (data: unknown) => string | undefined
 }
 
 export type CompiledErrors = ReadonlyMap<string, CompiledError>
-
-/** The envelope a serializer writes (lib/envelope.ts's ExternalResponse; not imported: envelope.ts imports this module). */
-interface ExternalResponse {
-  status: boolean
-  message: string
-  data: Record<string, unknown>
-}
 
 const CODE = /^[A-Z][A-Z0-9_]*$/
 
@@ -109,7 +108,23 @@ export function describeErrors(action: string, errors: unknown): ErrorDescriptio
 export function compileErrors(action: string, errors: unknown): CompiledErrors | undefined {
   const described = describeErrors(action, errors)
   if (!described) return undefined
-  return new Map(described.map((error) => [error.code, { ...error, serialize: compileSerializer(error.dataSchema) }]))
+  return new Map(described.map((error) => [error.code, { ...error, serialize: compileEnvelopeWriter(error.dataSchema), check: compileCheck(error.data) }]))
+}
+
+/** The data check of one declaration: the declared schema compiled (TypeBox's checker reads the JSON Schema, so every vendor's is checked alike). */
+function compileCheck(data: Record<string, unknown> | null): (data: unknown) => string | undefined {
+  if (!data) return () => undefined
+  let validate: (value: unknown) => ValidationOutcome
+  try {
+    validate = compileValidator(data as ValidationSchema) as (value: unknown) => ValidationOutcome
+  } catch {
+    // A schema TypeBox cannot compile: its serializer remains the check.
+    return () => undefined
+  }
+  return (value) => {
+    const outcome = validate(isPlainRecord(value) ? value : {})
+    return outcome.ok ? undefined : outcome.errors.map((error) => `${error.path || '/'} ${error.message}`).join('; ')
+  }
 }
 
 function describeError(action: string, code: string, declaration: unknown): ErrorDescription {
@@ -124,14 +139,6 @@ function describeError(action: string, code: string, declaration: unknown): Erro
   const properties = { code: { type: 'string', const: code }, ...((rest.properties as Record<string, unknown> | undefined) ?? {}) }
   const required = ['code', ...((rest.required as string[] | undefined) ?? [])]
   return { code, status, message, dataSchema: { ...rest, type: 'object', properties, required }, data: declared }
-}
-
-function compileSerializer(dataSchema: Record<string, unknown>): (envelope: ExternalResponse) => string {
-  return fastJson({
-    type: 'object',
-    properties: { status: { type: 'boolean' }, message: { type: 'string' }, data: dataSchema },
-    required: ['status', 'message', 'data'],
-  }) as (envelope: ExternalResponse) => string
 }
 
 function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {

@@ -1,12 +1,10 @@
-import { isStreamingAction, isVisibleToRest, type Action, type Service } from './action.js'
-import { describeErrors } from './declared-errors.js'
+import type { Action, Service } from './action.js'
 import { deprecationNotice } from './deprecation.js'
 import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
 import { messages } from './messages.js'
-import { outputJsonSchema } from './output.js'
-import { toJsonSchema } from './validation.js'
+import type { ActionTable, CompiledAction } from './registry.js'
 
 /** Answers of the `explore` and `schema` intents, built once at boot: services never change after it. */
 export interface Discovery {
@@ -26,13 +24,15 @@ interface Answers {
   byAction: Map<string, ExternalResponse>
 }
 
-/** Visible actions (not `visibility.rest: false`) by service, in declaration order. */
-type Visible = Map<string, Map<string, Action>>
+/** Visible actions (not `visibility.rest: false`) by service, in declaration order: their table entries. */
+type Visible = Map<string, Map<string, CompiledAction>>
 
 const actionKey = (service: string, action: string) => `${service}\u0000${action}`
 
-function visibleActions(services: readonly Service[]): Visible {
-  return new Map(services.map((service) => [service.name, new Map(service.actions.filter(isVisibleToRest).map((action) => [action.name, action]))]))
+function visibleActions(services: readonly Service[], table: ActionTable): Visible {
+  const visible: Visible = new Map(services.map((service) => [service.name, new Map()]))
+  for (const entry of table.entries) if (entry.visible) visible.get(entry.serviceName)!.set(entry.action.name, entry)
+  return visible
 }
 
 /** `deprecated: { since, ..., notice }` on a deprecated action; other actions keep the specification's exact shape. */
@@ -41,8 +41,8 @@ function deprecatedField(action: Action): { deprecated?: Record<string, string> 
 }
 
 /** `stream: true` on a streaming action; other actions keep the specification's exact shape. */
-function streamFlag(action: Action): { stream?: true } {
-  return isStreamingAction(action) ? { stream: true } : {}
+function streamFlag(entry: CompiledAction): { stream?: true } {
+  return entry.stream ? { stream: true } : {}
 }
 
 /** The specification's three `explore` shapes. */
@@ -58,17 +58,18 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
   const byService = new Map<string, ExternalResponse>()
   const byAction = new Map<string, ExternalResponse>()
   for (const [serviceName, actions] of visible) {
-    const summaries = [...actions.values()].map((action) => ({
-      name: action.name,
-      description: action.description,
-      isProtected: action.isProtected === true,
-      validation: Boolean(action.validation),
-      accessControl: action.accessControl ?? [],
-      ...streamFlag(action),
-      ...deprecatedField(action),
+    const summaries = [...actions.values()].map((entry) => ({
+      name: entry.action.name,
+      description: entry.action.description,
+      isProtected: entry.action.isProtected === true,
+      validation: Boolean(entry.action.validation),
+      accessControl: entry.action.accessControl ?? [],
+      ...streamFlag(entry),
+      ...deprecatedField(entry.action),
     }))
     byService.set(serviceName, success(messages.actionsListed(serviceName), { actions: summaries }))
-    for (const action of actions.values()) {
+    for (const entry of actions.values()) {
+      const action = entry.action
       const detail = {
         name: action.name,
         description: action.description,
@@ -76,9 +77,9 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
         accessControl: action.accessControl ?? null,
         hooks: { before: action.hooks?.before ?? [], after: action.hooks?.after ?? [] },
         meta: action.meta ?? null,
-        ...streamFlag(action),
+        ...streamFlag(entry),
         ...deprecatedField(action),
-        ...declaredErrors(serviceName, action),
+        ...declaredErrors(entry),
       }
       byAction.set(actionKey(serviceName, action.name), success(messages.actionDescribed(serviceName, action.name), detail))
     }
@@ -87,22 +88,21 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
 }
 
 /** `{ errors: { CODE: { status, message, data } } }` for an action that declares errors (`data`: its JSON Schema or null); `{}` otherwise. */
-function declaredErrors(service: string, action: Action): { errors?: Record<string, unknown> } {
-  const described = describeErrors(`${service}.${action.name}`, action.errors)
-  if (!described) return {}
-  return { errors: Object.fromEntries(described.map(({ code, status, message, data }) => [code, { status, message, data }])) }
+function declaredErrors(entry: CompiledAction): { errors?: Record<string, unknown> } {
+  if (!entry.errors) return {}
+  return { errors: Object.fromEntries([...entry.errors.values()].map(({ code, status, message, data }) => [code, { status, message, data }])) }
 }
 
 /** The `schema` answers: one value per action (`valueOf`), keyed as the specification says. */
-function schemaAnswers(visible: Visible, valueOf: (action: Action) => unknown): Answers {
-  const schemasOf = (actions: Map<string, Action>) => Object.fromEntries([...actions.values()].map((action) => [action.name, valueOf(action)]))
+function schemaAnswers(visible: Visible, valueOf: (entry: CompiledAction) => unknown): Answers {
+  const schemasOf = (actions: Map<string, CompiledAction>) => Object.fromEntries([...actions].map(([name, entry]) => [name, valueOf(entry)]))
   const all = success(messages.schemasExported, Object.fromEntries([...visible].map(([name, actions]) => [name, schemasOf(actions)])))
   const byService = new Map([...visible].map(([name, actions]) => [name, success(messages.serviceSchemasExported(name), schemasOf(actions))]))
   const byAction = new Map<string, ExternalResponse>()
   for (const [serviceName, actions] of visible) {
-    for (const action of actions.values()) {
-      const answer = success(messages.actionSchemaExported(serviceName, action.name), { [action.name]: valueOf(action) })
-      byAction.set(actionKey(serviceName, action.name), answer)
+    for (const [name, entry] of actions) {
+      const answer = success(messages.actionSchemaExported(serviceName, name), { [name]: valueOf(entry) })
+      byAction.set(actionKey(serviceName, name), answer)
     }
   }
   return { all, byService, byAction }
@@ -110,7 +110,7 @@ function schemaAnswers(visible: Visible, valueOf: (action: Action) => unknown): 
 
 export function createDiscovery(engine: Engine): Discovery {
   const services = engine.getServices().value
-  const visible = visibleActions(services)
+  const visible = visibleActions(services, engine.table)
   const missing = (service: string, action: string): Failure =>
     visible.has(service) ? fail.actionNotFound(service, action) : fail.serviceNotFound(service)
   const answer = (answers: Answers) => (service: string, action: string) => {
@@ -118,19 +118,15 @@ export function createDiscovery(engine: Engine): Discovery {
     if (action === '*') return answers.byService.get(service) ?? missing(service, action)
     return answers.byAction.get(actionKey(service, action)) ?? missing(service, action)
   }
-  const serviceOf = new Map<Action, string>()
-  for (const [name, actions] of visible) for (const action of actions.values()) serviceOf.set(action, name)
-  const inputs = new Map<Action, Record<string, unknown> | null>()
-  for (const actions of visible.values()) for (const action of actions.values()) inputs.set(action, toJsonSchema(action.validation))
-  const inputOnly = answer(schemaAnswers(visible, (action) => inputs.get(action) ?? null))
+  const inputOnly = answer(schemaAnswers(visible, (entry) => entry.input))
   // With outputs, a streaming action's `output` is the schema of each event, and it says `stream: true`.
   const withOutputs = answer(
-    schemaAnswers(visible, (action) => ({
-      input: inputs.get(action) ?? null,
-      output: outputJsonSchema(action),
-      ...streamFlag(action),
-      ...deprecatedField(action),
-      ...declaredErrors(serviceOf.get(action)!, action),
+    schemaAnswers(visible, (entry) => ({
+      input: entry.input,
+      output: entry.output,
+      ...streamFlag(entry),
+      ...deprecatedField(entry.action),
+      ...declaredErrors(entry),
     })),
   )
   return {

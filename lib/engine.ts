@@ -6,7 +6,7 @@ import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics
 import { isDeclaredFailure, resolveDeclared } from './declared-errors.js'
 import { fail, type Failure } from './errors.js'
 import { messages } from './messages.js'
-import { compileRegistry, type CompiledAction, type CompiledHook, type Registry } from './registry.js'
+import { compileRegistry, tableOf, type ActionTable, type CompiledAction, type CompiledHook, type Registry } from './registry.js'
 import { Err, Ok, isResult, type OkResult, type Result } from './result.js'
 import { isThenable, run, settle, withDeadline, type Steps } from './steps.js'
 import { createActionStream, isActionStream } from './stream.js'
@@ -70,6 +70,8 @@ export type Instrument = (execution: ExecutionInfo) => ExecutionTrace | undefine
 
 export interface Engine {
   getServices: () => OkResult<Service[]>
+  /** The action table, compiled once at boot: what every adapter reads (validator, serializers, declared errors, visibility, route). */
+  readonly table: ActionTable
   /** The service's actions, or an `FA_ERR_SERVICE_NOT_FOUND` failure. */
   getServiceActions: (service: string) => OkResult<Action[]> | Failure
   /** The action, or an `FA_ERR_SERVICE_NOT_FOUND` / `FA_ERR_ACTION_NOT_FOUND` failure. */
@@ -370,6 +372,7 @@ export function createEngine(options: EngineOptions): Engine {
   }
   return {
     getServices: () => Ok(serviceList),
+    table: tableOf(registry),
     getServiceActions(serviceName) {
       const service = registry.get(serviceName)
       return service ? Ok(service.service.actions) : fail.serviceNotFound(serviceName)

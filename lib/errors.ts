@@ -6,7 +6,7 @@ import type { ErrResult } from './result.js'
  * Every failure the framework produces, made here and nowhere else (the way Fastify keeps its
  * `FST_ERR_*` in lib/errors.js). Two kinds:
  * - a **Failure** is returned: an `Err` that also carries a code and the envelope's `data`. The core
- *   never picks an HTTP status; plugins/http-status.ts maps each code to one.
+ *   never picks an HTTP status; the codec (lib/answer.ts) maps each code to one.
  * - a **thrown error** (boot, configuration, misuse) is an @fastify/error class with a code.
  * @fastify/error is a dependency-free error factory; no status is given to it here.
  */

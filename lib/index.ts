@@ -56,7 +56,8 @@ export { createEngine, type Engine, type EngineOptions, type ExecuteOptions, typ
 export { isActionStream, type ActionStream } from './stream.js'
 export { abortReasons } from './cancellation.js'
 export { createOtelInstrument, spanAttributes, TRACER_NAME } from './tracing.js'
-export { toExternalResponse, type ExternalRequest, type ExternalResponse, type Intent } from './envelope.js'
+export { type ExternalRequest, type ExternalResponse, type Intent } from './envelope.js'
+export { toExternalResponse } from './answer.js'
 export {
   failureCodes,
   isFailure,
@@ -78,7 +79,7 @@ export { handleError, type HandleErrorParams } from './handle-error.js'
 export * from './db/index.js'
 
 // The HTTP side's public types (the Fastify adapters own them).
-export { statusByCode } from '../plugins/http-status.js'
+export { statusByCode } from './answer.js'
 export type {
   AuthConfig,
   CorsConfig,

@@ -41,6 +41,8 @@ export const messages = {
   authFailed: (reason: string) => `Authentication failed: ${reason}`,
   rateLimited: (seconds: number) => `Rate limit exceeded, retry in ${seconds} seconds`,
   actionTimedOut: (name: string, ms: number) => `Action '${name}' timed out after ${ms}ms`,
+  /** The reason of an output mismatch when the schema allows any value and the value is one JSON cannot carry. */
+  notJson: 'a value JSON cannot carry (a function, a symbol or undefined) where the schema allows any value',
   outputMismatch: (name: string, reason: string) => `'${name}' returned a value that does not match its output schema: ${reason}`,
   // Declared errors (lib/declared-errors.ts): boot refusals, FA_ERR_CONFIG.
   errorsNotObject: (action: string) => `Action '${action}': errors must be an object of declarations by code, e.g. { NOT_FOUND: { status: 404 } }`,

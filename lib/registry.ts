@@ -1,9 +1,10 @@
-import { isStreamingAction, type Action, type HookRef, type Service } from './action.js'
+import { isStreamingAction, isVisibleToRest, type Action, type HookRef, type Service } from './action.js'
 import { compileErrors, type CompiledErrors } from './declared-errors.js'
 import { checkDeprecation } from './deprecation.js'
 import { ErrConfig, ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
 import { messages } from './messages.js'
-import { compileValidator, type Validator } from './validation.js'
+import { compileEnvelopeSerializer, compileEventWriter, outputJsonSchema, type EnvelopeSerializer, type EventWriter } from './output.js'
+import { compileValidator, toJsonSchema, type Validator } from './validation.js'
 
 export interface CompiledHook {
   ref: HookRef
@@ -11,20 +12,41 @@ export interface CompiledHook {
   target: CompiledAction
 }
 
-/** One action as the engine runs it: its validator compiled and its hooks resolved, once. */
+/**
+ * One action as the engine runs it and every adapter answers it, compiled once at boot: the entry of
+ * the action table (`engine.table`). Adapters read it; none compiles or describes an action again.
+ */
 export interface CompiledAction {
   serviceName: string
   action: Action
   /** `service.action` */
   name: string
   validate?: Validator
-  /** Its declared errors, checked and compiled; undefined when it declares none. */
+  /** Its declared errors, checked, described and compiled (data check, serializer); undefined when it declares none. */
   errors?: CompiledErrors
   timeout?: number
   /** A streaming action (lib/stream.ts): its handler gives events. */
   stream: boolean
+  /** Visible to REST (not `visibility.rest: false`): listed by discovery and OpenAPI, given its own route. */
+  visible: boolean
+  /** Its own route below the base URL, `services/{service}/{action}` (names URI-encoded). */
+  route: string
+  /** The input schema as JSON Schema; null without one (or without a JSON Schema form). */
+  input: Record<string, unknown> | null
+  /** The `output` schema as JSON Schema (a stream's: each event's); null without one. */
+  output: Record<string, unknown> | null
+  /** The success envelope's serializer: an action (not a stream) with an `output` schema. */
+  serialize?: EnvelopeSerializer
+  /** A streaming action's event writer (its `output` schema's, else JSON). */
+  writeEvent?: EventWriter
   before: CompiledHook[]
   after: CompiledHook[]
+}
+
+/** The action table: every compiled action, in declaration order, and the lookup by names. */
+export interface ActionTable {
+  readonly entries: readonly CompiledAction[]
+  get(service: string, action: string): CompiledAction | undefined
 }
 
 export interface CompiledService {
@@ -50,19 +72,7 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
     for (const action of service.actions) {
       if (typeof action.name !== 'string' || !NAME_RULE.test(action.name)) throw new ErrConfig(messages.invalidActionName(action.name, service.name))
       if (actions.has(action.name)) throw new ErrDuplicateAction(action.name, service.name)
-      const name = `${service.name}.${action.name}`
-      checkDeprecation(name, action.deprecated)
-      actions.set(action.name, {
-        serviceName: service.name,
-        action,
-        name,
-        validate: action.validation ? compileValidator(action.validation) : undefined,
-        errors: compileErrors(name, action.errors),
-        timeout: action.timeout ?? actionTimeout,
-        stream: isStreamingAction(action),
-        before: [],
-        after: [],
-      })
+      actions.set(action.name, compileAction(service.name, action, actionTimeout))
     }
     registry.set(service.name, { service, actions })
   }
@@ -80,4 +90,34 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
     }
   }
   return registry
+}
+
+function compileAction(serviceName: string, action: Action, actionTimeout: number | undefined): CompiledAction {
+  const name = `${serviceName}.${action.name}`
+  checkDeprecation(name, action.deprecated)
+  const stream = isStreamingAction(action)
+  const output = outputJsonSchema(action)
+  return {
+    serviceName,
+    action,
+    name,
+    validate: action.validation ? compileValidator(action.validation) : undefined,
+    errors: compileErrors(name, action.errors),
+    timeout: action.timeout ?? actionTimeout,
+    stream,
+    visible: isVisibleToRest(action),
+    route: `services/${encodeURIComponent(serviceName)}/${encodeURIComponent(action.name)}`,
+    input: toJsonSchema(action.validation),
+    output,
+    serialize: !stream && output ? compileEnvelopeSerializer(output) : undefined,
+    writeEvent: stream ? compileEventWriter(output) : undefined,
+    before: [],
+    after: [],
+  }
+}
+
+/** The registry as the table adapters read. */
+export function tableOf(registry: Registry): ActionTable {
+  const entries = [...registry.values()].flatMap((service) => [...service.actions.values()])
+  return Object.freeze({ entries, get: (service: string, action: string) => registry.get(service)?.actions.get(action) })
 }

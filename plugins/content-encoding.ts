@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Transform, type Readable } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import { fail, SUPPORTED_ENCODINGS } from '../lib/errors.js'
-import { FailureError } from './http-status.js'
+import { FailureError } from './wire.js'
 
 const decoders: Record<string, () => Transform> = {
   gzip: createGunzip,

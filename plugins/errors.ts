@@ -5,7 +5,8 @@ import { errorEnvelope } from '../lib/envelope.js'
 import { fail, type Failure } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { authFailureOf } from './auth-errors.js'
-import { FailureError, statusOf } from './http-status.js'
+import { statusOf } from '../lib/answer.js'
+import { FailureError } from './wire.js'
 import { concern } from './concern.js'
 
 // Not `import { STATUS_CODES } from 'node:http'`: on Node 24 and 26 an ES import of node:http builds

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { fail } from '../lib/errors.js'
-import { sendFailure } from './http-status.js'
+import { sendFailure } from './wire.js'
 import { concern } from './concern.js'
 
 /*

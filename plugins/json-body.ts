@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { fail } from '../lib/errors.js'
-import { FailureError } from './http-status.js'
+import { FailureError } from './wire.js'
 
 /** Limits of this and above are walked with the explicit stack: recursion stays shallower than this. */
 const RECURSION_LIMIT = 256

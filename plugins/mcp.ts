@@ -6,6 +6,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type { FaultLogger } from '../lib/answer.js'
 import { outsideRequestScope, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
@@ -14,7 +15,7 @@ import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toTo
 import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
-import { sendFailure } from './http-status.js'
+import { sendFailure } from './wire.js'
 import { boundedJsonParser, type JsonParser } from './json-body.js'
 import { isSameOrigin } from './hosts.js'
 import { fail } from '../lib/errors.js'
@@ -110,6 +111,8 @@ interface McpCall {
   maxStreamEvents: number
   /** The HTTP request's scope: the tool call (and a stream's generator) runs in it, the SDK outside it. */
   store: RequestStore
+  /** The HTTP request's logger: server faults are logged as the JSON endpoint logs them. */
+  log: FaultLogger
 }
 
 /**
@@ -133,14 +136,14 @@ function createMcpServer(registry: ToolRegistry, identity: { name: string; versi
     try {
       return await runInRequestScope(call.store, async () => {
         const result = await engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context, { signal: extra.signal })
-        if (!target.stream || !result.ok || !isActionStream(result.value)) return toToolResult(result, target)
+        if (!target.stream || !result.ok || !isActionStream(result.value)) return toToolResult(result, target, call.log)
         const stream = result.value
         const stop = () => stream.close()
         extra.signal.addEventListener('abort', stop, { once: true })
         const token = request.params._meta?.progressToken
         const onEvent = token === undefined ? undefined : (event: unknown, index: number) => extra.sendNotification(progressOf(token, event, index))
         try {
-          return toStreamToolResult(await collectStream(stream, call.maxStreamEvents, onEvent))
+          return toStreamToolResult(await collectStream(stream, call.maxStreamEvents, onEvent), target, call.log)
         } finally {
           extra.signal.removeEventListener('abort', stop)
         }
@@ -248,7 +251,7 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
     const store = requestStoreOf(request, reply, options.context)
     return outsideRequestScope(() => {
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
-      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store })
+      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store, log: request.log })
       return answer(request, reply, body, server, transport, options.diagnostics)
     })
   }

@@ -1,13 +1,11 @@
-import { isStreamingAction, isVisibleToRest, type Action, type Service } from '../lib/action.js'
-import { describeErrors, type ErrorDescription } from '../lib/declared-errors.js'
+import type { Service } from '../lib/action.js'
+import type { ErrorDescription } from '../lib/declared-errors.js'
+import type { CompiledAction } from '../lib/registry.js'
 import { deprecationNotice } from '../lib/deprecation.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
-import { dataSchemaOf, outputJsonSchema } from '../lib/output.js'
-import { toJsonSchema } from '../lib/validation.js'
 import type { ResolvedAuth, ResolvedOpenApi } from './config.js'
-import { statusByCode } from './http-status.js'
-import { actionRoutePath } from './services.js'
+import { dataSchemaOf, statusByCode } from '../lib/answer.js'
 
 export interface DocumentOptions {
   engine: Engine
@@ -46,8 +44,8 @@ function embeddable(schema: Schema | null): Schema | null {
 }
 
 /** The success envelope of one action: `data` is the output schema (a non-object wrapped as `data.result`). */
-function successSchema(action: Action): Schema {
-  const output = embeddable(outputJsonSchema(action))
+function successSchema(entry: CompiledAction): Schema {
+  const output = embeddable(entry.output)
   const data = output ? dataSchemaOf(output) : { type: 'object', additionalProperties: true }
   return {
     type: 'object',
@@ -57,8 +55,8 @@ function successSchema(action: Action): Schema {
 }
 
 /** The JSON body of a per-action route: the action's input schema, or any object without one. */
-function jsonBody(action: Action): Schema {
-  return embeddable(toJsonSchema(action.validation)) ?? { type: 'object', additionalProperties: true }
+function jsonBody(entry: CompiledAction): Schema {
+  return embeddable(entry.input) ?? { type: 'object', additionalProperties: true }
 }
 
 /** An upload action's form: any fields, any files (files as binary parts). */
@@ -90,8 +88,8 @@ function errorResponses(protectedAction: boolean, rateLimited: boolean, streamin
  * the declared error's envelope (its `data` the code beside the data), `anyOf` the envelopes when several
  * errors share the status or the framework answers it too. Ordered by status.
  */
-function withDeclaredErrors(responses: Record<string, unknown>, service: Service, action: Action): Record<string, unknown> {
-  const described = describeErrors(`${service.name}.${action.name}`, action.errors)
+function withDeclaredErrors(responses: Record<string, unknown>, entry: CompiledAction): Record<string, unknown> {
+  const described = declaredOf(entry)
   if (!described) return responses
   const byStatus = new Map<number, ErrorDescription[]>()
   for (const error of described) byStatus.set(error.status, [...(byStatus.get(error.status) ?? []), error])
@@ -128,10 +126,10 @@ function schemeNames(auth: DocumentOptions['auth']): string[] {
  * stream (3.2's `itemSchema`), so the media type carries `x-events`: the schema of each event's
  * `data` by event name (`message`: the action's `output`, `done`, `error`: the envelopes).
  */
-function streamResponse(service: Service, action: Action): Schema {
-  const event = embeddable(outputJsonSchema(action)) ?? {}
+function streamResponse(entry: CompiledAction): Schema {
+  const event = embeddable(entry.output) ?? {}
   // A declared error (\`Fail\`) after the start is an error event with its own envelope, as its JSON answer is.
-  const declared = describeErrors(`${service.name}.${action.name}`, action.errors)
+  const declared = declaredOf(entry)
   const error = declared ? { anyOf: [ref('ErrorEnvelope'), ...declared.map(declaredEnvelope)] } : ref('ErrorEnvelope')
   return {
     schema: {
@@ -143,13 +141,19 @@ function streamResponse(service: Service, action: Action): Schema {
   }
 }
 
-function operationOf(service: Service, action: Action, options: DocumentOptions, operationId: string): Schema {
+/** The action's declared errors as the table described them at boot; undefined without any. */
+function declaredOf(entry: CompiledAction): ErrorDescription[] | undefined {
+  return entry.errors ? [...entry.errors.values()] : undefined
+}
+
+function operationOf(service: Service, entry: CompiledAction, options: DocumentOptions, operationId: string): Schema {
+  const { action } = entry
   const security = action.isProtected ? schemeNames(options.auth).map((name) => ({ [name]: [] })) : undefined
   const content: Record<string, unknown> = action.isSpecial
     ? { 'multipart/form-data': { schema: uploadForm } }
-    : { 'application/json': { schema: jsonBody(action) } }
-  const streaming = isStreamingAction(action)
-  const answer = streaming ? { 'text/event-stream': streamResponse(service, action) } : { 'application/json': { schema: successSchema(action) } }
+    : { 'application/json': { schema: jsonBody(entry) } }
+  const streaming = entry.stream
+  const answer = streaming ? { 'text/event-stream': streamResponse(entry) } : { 'application/json': { schema: successSchema(entry) } }
   return {
     operationId,
     summary: action.description,
@@ -160,8 +164,7 @@ function operationOf(service: Service, action: Action, options: DocumentOptions,
         '200': { description: messages.executed(service.name, action.name), content: answer },
         ...errorResponses(action.isProtected === true, options.rateLimited, streaming),
       },
-      service,
-      action,
+      entry,
     ),
     ...(security ? { security } : {}),
     ...(action.deprecated ? { deprecated: true, description: deprecationNotice(action.deprecated) } : {}),
@@ -180,6 +183,27 @@ function operationIds(): (service: string, action: string) => string {
   }
 }
 
+/** The intent endpoint itself, `POST {baseUrl}/services`. */
+function intentEndpoint(options: DocumentOptions): Schema {
+  const { auth } = options
+  return {
+    post: {
+      operationId: 'services',
+      summary: 'The intent endpoint: execute an action, explore the services, or export their schemas',
+      tags: ['services'],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': { schema: ref('ExternalRequest') },
+          'multipart/form-data': { schema: { type: 'object', required: ['intent', 'service', 'action'], properties: { intent: { type: 'string' }, service: { type: 'string' }, action: { type: 'string' } }, additionalProperties: true } },
+        },
+      },
+      responses: { '200': { description: 'The answer', content: { 'application/json': { schema: ref('Envelope') } } }, ...errorResponses(Boolean(auth), options.rateLimited) },
+      ...(auth ? { security: [{}, ...schemeNames(auth).map((name) => ({ [name]: [] }))] } : {}),
+    },
+  }
+}
+
 /**
  * The OpenAPI 3.1 document of the visible actions, built once at boot: one operation per action on
  * its own route, the intent endpoint itself, the envelopes, and the security of protected actions.
@@ -189,33 +213,17 @@ export function buildOpenApiDocument(options: DocumentOptions): Record<string, u
   const { engine, openapi, baseUrl, auth } = options
   const services = engine.getServices().value
   const idOf = operationIds()
-  const paths: Record<string, unknown> = {
-    [`${baseUrl}/services`]: {
-      post: {
-        operationId: 'services',
-        summary: 'The intent endpoint: execute an action, explore the services, or export their schemas',
-        tags: ['services'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': { schema: ref('ExternalRequest') },
-            'multipart/form-data': { schema: { type: 'object', required: ['intent', 'service', 'action'], properties: { intent: { type: 'string' }, service: { type: 'string' }, action: { type: 'string' } }, additionalProperties: true } },
-          },
-        },
-        responses: { '200': { description: 'The answer', content: { 'application/json': { schema: ref('Envelope') } } }, ...errorResponses(Boolean(auth), options.rateLimited) },
-        ...(auth ? { security: [{}, ...schemeNames(auth).map((name) => ({ [name]: [] }))] } : {}),
-      },
-    },
-  }
+  const paths: Record<string, unknown> = { [`${baseUrl}/services`]: intentEndpoint(options) }
   const tags = [{ name: 'services', description: 'The one endpoint every action is reachable through' }]
   // The 406 (no `Accept: text/event-stream`) is listed only when a visible action streams.
-  const anyStreaming = services.some((service) => service.actions.some((action) => isVisibleToRest(action) && isStreamingAction(action)))
+  const table = engine.table
+  const anyStreaming = table.entries.some((entry) => entry.visible && entry.stream)
   for (const service of services) {
-    const visible = service.actions.filter(isVisibleToRest)
+    const visible = table.entries.filter((entry) => entry.visible && entry.serviceName === service.name)
     if (visible.length === 0) continue
     tags.push({ name: service.name, description: service.description })
-    for (const action of visible) {
-      paths[actionRoutePath(baseUrl, service.name, action.name)] = { post: operationOf(service, action, options, idOf(service.name, action.name)) }
+    for (const entry of visible) {
+      paths[`${baseUrl}/${entry.route}`] = { post: operationOf(service, entry, options, idOf(service.name, entry.action.name)) }
     }
   }
   const envelope = {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Failure } from '../lib/errors.js'
 import type { ResolvedOpenApi } from './config.js'
 import { createDiscoveryGate } from './discovery-gate.js'
-import { sendFailure } from './http-status.js'
+import { sendFailure } from './wire.js'
 import { concern } from './concern.js'
 import { answerFromCache, strongEtag } from './http-cache.js'
 

@@ -4,7 +4,7 @@ import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import { fail } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedRateLimit } from './config.js'
-import { FailureError } from './http-status.js'
+import { FailureError } from './wire.js'
 import { concern } from './concern.js'
 import { clientKeyOf } from './client-key.js'
 

@@ -1,21 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isVisibleToRest, type Action } from '../lib/action.js'
+import type { Action } from '../lib/action.js'
+import { answerOf } from '../lib/answer.js'
 import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
-import { toExternalResponse, toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
-import { declarationOf } from '../lib/declared-errors.js'
+import { toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import { deprecationHeaders } from '../lib/deprecation.js'
-import { codeOf, fail, isFailure, type Failure } from '../lib/errors.js'
-import type { Result } from '../lib/result.js'
-import { compileOutputSerializers, type EnvelopeSerializer } from '../lib/output.js'
+import { fail, isFailure, type Failure } from '../lib/errors.js'
 import { checkExternalRequest } from '../lib/request.js'
-import { isActionStream } from '../lib/stream.js'
 import type { ResolvedStreams } from './config.js'
 import { DEFAULTS } from '../lib/config.js'
-import { acceptsEventStream, compileEventWriters, createStreamRegistry, releaseStreamSlot, reserveStreamSlot, sendStream } from './sse.js'
+import { createStreamDispatch } from './sse.js'
 import { createDiscoveryGate } from './discovery-gate.js'
-import { failureAnswer, sendFailure, statusOf } from './http-status.js'
+import { failureAnswer, replyWith, sendFailure } from './wire.js'
 import { setupJsonBody } from './json-body.js'
 import { requestStoreOf, scopesItsExecution } from './request-scope.js'
 import { discardRest } from './unread-body.js'
@@ -36,6 +33,8 @@ export interface ActionRoute {
   action: string
   /** The action is protected: its route authenticates in `onRequest`, before the body is read. */
   isProtected?: boolean
+  /** Its route below the base URL (the action table's `route`). */
+  path?: string
 }
 
 /** The uploads side of the endpoint; without it a multipart body is a 415. */
@@ -116,63 +115,27 @@ function createDiscoveryAnswer(engine: Engine, options: ServicesPluginOptions['d
   }
 }
 
-/** A 5xx answer (a handler that returned no Result, a timeout): in Fastify's log with its code and request id. */
-function logServerFailure(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): void {
-  if (result.ok) return
-  const code = codeOf(result)
-  const detail = isFailure(result) ? (result.detail ?? result.error) : result.error
-  reply.log.error({ code, action: `${service}.${action}` }, detail)
-}
+type Dispatch = (reply: FastifyReply, request: ExternalRequest, json?: string) => Answer | Promise<Answer>
 
 /**
- * An `Ok` envelope through the action's compiled output serializer, or a declared error's through its
- * data schema's: only declared fields are written. A value that does not match its schema is a 500
- * (logged), never a partial or leaking body.
+ * The dispatch of every request the endpoint and the per-action routes read: discovery, refusals,
+ * streams (one line: the SSE adapter owns them), then the engine and the codec.
  */
-function serializedAnswer(reply: FastifyReply, serializer: EnvelopeSerializer, body: ExternalResponse, name: string, declared?: { code: string; status: number }): Answer {
-  let json: string
-  try {
-    json = serializer(body)
-  } catch (error) {
-    const reason = (error as Error).message
-    const failure = declared ? fail.errorDataMismatch(name, declared.code, reason) : fail.outputMismatch(name, reason)
-    reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
-    return failureAnswer(reply, failure)
-  }
-  reply.code(declared?.status ?? 200).type('application/json; charset=utf-8')
-  return json
-}
-
-/** The path of an action's own route. */
-export function actionRoutePath(baseUrl: string, service: string, action: string): string {
-  return `${baseUrl}/services/${encodeURIComponent(service)}/${encodeURIComponent(action)}`
-}
-
-/** `POST {baseUrl}/services`: one endpoint, three intents; an adapter around `engine.executeAction`. */
-async function serveServices(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
-  const { engine, context, baseUrl } = options
+function createDispatch(app: FastifyInstance, options: ServicesPluginOptions): Dispatch {
+  const { engine, context } = options
   const discover = createDiscoveryAnswer(engine, options.discovery)
   const checkJson = options.multipart?.checkJson
-  // Built once at boot; empty (and never consulted) when no action declares an output schema.
-  const serializers = compileOutputSerializers(engine.getServices().value)
-  const serialized = serializers.size > 0
-  // Streaming actions by `service\0action`, each with its event writer; empty when none streams.
-  const eventWriters = compileEventWriters(engine.getServices().value)
-  const streamRegistry = eventWriters.size > 0 ? createStreamRegistry(app) : undefined
-  const streamSettings = options.streams ?? DEFAULTS.streams
+  // The action table, compiled once at boot by the engine's registry: serializers, event writers, routes.
+  const table = engine.table
+  const streams = table.entries.some((entry) => entry.stream)
+    ? createStreamDispatch(app, { engine, context, settings: options.streams ?? DEFAULTS.streams, clientKey: options.clientKey })
+    : undefined
   // `Deprecation`/`Sunset` of each deprecated action, by `service\0action`; empty when none is.
   const deprecations = compileDeprecationHeaders(engine)
-  // gzip, deflate and br bodies decoded within the body limit; any other coding a 415.
-  setupContentEncoding(app)
-
-  // A browser may send text/plain cross-site without a preflight: never execute it.
-  app.removeContentTypeParser('text/plain')
-  setupJsonBody(app, options.maxDepth)
-  app.setReplySerializer((payload) => toJson(payload) ?? 'null')
 
   // Not async: an execute waits on the engine's one promise; every other answer is handed back at once.
   // `json` is the request's content type when the body was JSON (multipart checks its own).
-  function dispatch(reply: FastifyReply, request: ExternalRequest, json?: string): Answer | Promise<Answer> {
+  return function dispatch(reply, request, json) {
     const { intent, service, action, payload } = request
     if (intent !== 'execute') {
       const answer = discover(request)
@@ -183,81 +146,31 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       const headers = deprecations.get(`${service}\u0000${action}`)
       if (headers) reply.headers(headers)
     }
-    if (checkJson && json) {
-      const found = engine.getAction(service, action)
-      const refused = found.ok ? checkJson(found.value, json) : undefined
+    const entry = table.get(service, action)
+    if (checkJson && json && entry) {
+      const refused = checkJson(entry.action, json)
       if (refused) return failureAnswer(reply, refused)
     }
-    if (streamRegistry) {
-      const write = eventWriters.get(`${service}\u0000${action}`)
-      if (write) return dispatchStream(reply, request, write)
-    }
+    if (entry?.stream && streams) return streams(reply, request, entry)
     // A synchronous execution is answered at once: no promise, no microtask. The execution's scope
     // carries the request (the endpoint's handlers enter no scope of their own: `scopesItsExecution`).
     const outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
-    return outcome instanceof Promise ? outcome.then((result) => answer(reply, result, service, action)) : answer(reply, outcome, service, action)
+    return outcome instanceof Promise ? outcome.then((result) => replyWith(reply, answerOf(result, entry))) : replyWith(reply, answerOf(outcome, entry))
   }
+}
 
-  /**
-   * A streaming action: refused as JSON before its first byte (no `Accept: text/event-stream`, too many
-   * open streams, shutting down, or any refusal of the pipeline's gate), else answered as SSE.
-   */
-  function dispatchStream(reply: FastifyReply, request: ExternalRequest, write: (value: unknown) => string): Answer | Promise<Answer> {
-    const { service, action, payload } = request
-    const registry = streamRegistry!
-    if (!acceptsEventStream(reply.request)) return failureAnswer(reply, fail.notAcceptable(`${service}.${action}`))
-    if (registry.closing) return failureAnswer(reply, fail.shuttingDown())
-    const clientKey = options.clientKey?.(reply.request)
-    if (!reserveStreamSlot(registry, clientKey, streamSettings.maxPerClient)) return failureAnswer(reply, fail.tooManyStreams(streamSettings.maxPerClient))
-    // The slot is held while the gate runs; sendStream owns it once the stream starts.
-    let held = true
-    const free = () => {
-      if (held) releaseStreamSlot(registry, clientKey)
-      held = false
-    }
-    const started = (result: Result<unknown, string>): Answer => {
-      if (!result.ok || !isActionStream(result.value)) {
-        free()
-        return answer(reply, result, service, action)
-      }
-      const stream = result.value
-      // The client left while the gate ran (auth, hooks, validation): nothing to stream to.
-      if (reply.raw.destroyed || registry.closing) {
-        free()
-        stream.close(registry.closing ? fail.shuttingDown() : undefined)
-        return registry.closing ? failureAnswer(reply, fail.shuttingDown()) : reply
-      }
-      held = false
-      return sendStream(reply, stream, { service, action, write, settings: streamSettings, registry, clientKey })
-    }
-    let outcome: ReturnType<typeof engine.execute>
-    try {
-      outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
-    } catch (error) {
-      free()
-      throw error
-    }
-    return outcome instanceof Promise
-      ? outcome.then(started, (error: unknown) => {
-          free()
-          throw error
-        })
-      : started(outcome)
-  }
+/** `POST {baseUrl}/services`: one endpoint, three intents; an adapter around `engine.executeAction`. */
+async function serveServices(app: FastifyInstance, options: ServicesPluginOptions): Promise<void> {
+  const { engine, context, baseUrl } = options
+  const checkJson = options.multipart?.checkJson
+  const dispatch = createDispatch(app, options)
+  // gzip, deflate and br bodies decoded within the body limit; any other coding a 415.
+  setupContentEncoding(app)
 
-  function answer(reply: FastifyReply, result: Result<unknown, string>, service: string, action: string): Answer {
-    const status = statusOf(result)
-    if (status >= 500) logServerFailure(reply, result, service, action)
-    if (serialized && result.ok) {
-      const serializer = serializers.get(`${service}\u0000${action}`)
-      if (serializer) return serializedAnswer(reply, serializer, toExternalResponse(result, service, action), `${service}.${action}`)
-    }
-    if (!result.ok) {
-      const declared = declarationOf(result)
-      if (declared) return serializedAnswer(reply, declared.serialize, toExternalResponse(result, service, action), `${service}.${action}`, declared)
-    }
-    return answerWith(reply, status, toExternalResponse(result, service, action))
-  }
+  // A browser may send text/plain cross-site without a preflight: never execute it.
+  app.removeContentTypeParser('text/plain')
+  setupJsonBody(app, options.maxDepth)
+  app.setReplySerializer((payload) => toJson(payload) ?? 'null')
 
   /** A per-action route: the body is the payload; then the very same dispatch as `intent: execute`. */
   function executeRoute(route: ActionRoute) {
@@ -288,7 +201,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
     if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
   }))
-  for (const route of routes) app.post(actionRoutePath(baseUrl, route.service, route.action), { bodyLimit: options.bodyLimit, ...routeOptions(route) }, scopesItsExecution(executeRoute(route)))
+  for (const route of routes) app.post(`${baseUrl}/${route.path}`, { bodyLimit: options.bodyLimit, ...routeOptions(route) }, scopesItsExecution(executeRoute(route)))
 
   const multipart = options.multipart
   if (!multipart) return
@@ -301,7 +214,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
     })
     for (const route of routes) {
-      scope.post(actionRoutePath(baseUrl, route.service, route.action), { constraints: { [multipartConstraint.name]: true }, ...routeOptions(route) }, async (request, reply) => {
+      scope.post(`${baseUrl}/${route.path}`, { constraints: { [multipartConstraint.name]: true }, ...routeOptions(route) }, async (request, reply) => {
         const parsed = await read(request, reply, route)
         return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
       })
@@ -320,9 +233,9 @@ function compileDeprecationHeaders(engine: Engine): Map<string, Record<string, s
 
 /** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */
 export function visibleActions(engine: Engine): ActionRoute[] {
-  return engine.getServices().value.flatMap((service) =>
-    service.actions.filter(isVisibleToRest).map((action) => ({ service: service.name, action: action.name, isProtected: action.isProtected === true })),
-  )
+  return engine.table.entries
+    .filter((entry) => entry.visible)
+    .map((entry) => ({ service: entry.serviceName, action: entry.action.name, isProtected: entry.action.isProtected === true, path: entry.route }))
 }
 
 /** A protected route's `onRequest`: the 401 envelope before the body is read; the unread rest is thrown away, then the connection closed. */

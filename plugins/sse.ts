@@ -1,16 +1,17 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import fastJson from 'fast-json-stringify'
-import { isStreamingAction, type Service } from '../lib/action.js'
+import { answerOf, logFault } from '../lib/answer.js'
 import { abortReasons } from '../lib/cancellation.js'
-import { declarationOf } from '../lib/declared-errors.js'
-import { errorEnvelope, failureData, toExternalResponse, toJson } from '../lib/envelope.js'
-import { fail, isFailure } from '../lib/errors.js'
-import { outputJsonSchema } from '../lib/output.js'
-import { outsideRequestScope } from '../lib/context.js'
+import { toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
+import type { Engine } from '../lib/engine.js'
+import { fail } from '../lib/errors.js'
+import { outsideRequestScope, type ServerContext } from '../lib/context.js'
+import type { CompiledAction } from '../lib/registry.js'
 import type { Result } from '../lib/result.js'
-import { stepsOf, type ActionStream } from '../lib/stream.js'
+import { isActionStream, stepsOf, type ActionStream } from '../lib/stream.js'
 import type { ResolvedStreams } from './config.js'
+import { requestStoreOf } from './request-scope.js'
+import { failureAnswer, replyWith } from './wire.js'
 
 /*
  * Streaming actions over Server-Sent Events (the WHATWG format). The wire format is fixed (the typed
@@ -93,47 +94,14 @@ function weightOf(parameters: string[]): number {
   return 1
 }
 
-type EventWriter = (value: unknown) => string
-
-/** Each streaming action's event writer, compiled once: its `output` schema's serializer, else JSON. */
-export function compileEventWriters(services: readonly Service[]): Map<string, EventWriter> {
-  const writers = new Map<string, EventWriter>()
-  for (const service of services) {
-    for (const action of service.actions) {
-      if (!isStreamingAction(action)) continue
-      const schema = outputJsonSchema(action)
-      let write: EventWriter = (value) => toJson(value) ?? 'null'
-      if (schema) {
-        const { $schema: _dialect, ...rest } = schema
-        // fast-json-stringify writes only declared properties and throws on a value it cannot write.
-        write = fastJson(rest) as EventWriter
-      }
-      writers.set(`${service.name}\u0000${action.name}`, write)
-    }
-  }
-  return writers
-}
-
-function frame(event: 'done' | 'error', envelope: unknown): string {
-  return `event: ${event}\ndata: ${toJson(envelope) ?? 'null'}\n\n`
-}
-
-/** The `error` event of a failure: the same envelope its JSON answer has; a 5xx is logged, never detailed. */
-function errorFrame(reply: FastifyReply, failure: Result<unknown, string> & { ok: false }, name: string): string {
-  if (isFailure(failure) && (failure.detail !== undefined || failure.code === 'FA_ERR_INTERNAL' || failure.code === 'FA_ERR_NOT_A_RESULT' || failure.code === 'FA_ERR_OUTPUT_MISMATCH')) {
-    reply.log.error({ code: failure.code, action: name }, failure.detail ?? failure.error)
-  }
-  const envelope = errorEnvelope(failure.error, failureData(failure))
-  // A declared error (`Fail`): `{ code, ...data }` through its compiled serializer, as its JSON answer is.
-  const declared = declarationOf(failure)
-  if (!declared) return frame('error', envelope)
-  try {
-    return `event: error\ndata: ${declared.serialize(envelope)}\n\n`
-  } catch (error) {
-    const mismatch = fail.errorDataMismatch(name, declared.code, (error as Error).message)
-    reply.log.error({ code: mismatch.code, action: name }, mismatch.detail ?? mismatch.error)
-    return frame('error', errorEnvelope(mismatch.error, mismatch.data))
-  }
+/**
+ * The last frame: `done` with the success envelope of the final value, or `error` with the envelope
+ * the same failure answers as JSON. The codec decides both, and whether to log (lib/answer.ts).
+ */
+function finalFrame(reply: FastifyReply, result: Result<unknown, string>, entry: CompiledAction): string {
+  const answer = answerOf(result, entry)
+  logFault(reply.log, answer.fault)
+  return `event: ${answer.envelope.status ? 'done' : 'error'}\ndata: ${answer.json ?? toJson(answer.envelope) ?? 'null'}\n\n`
 }
 
 /** The open streams of one app: closed with an error event when it shuts down. */
@@ -156,9 +124,8 @@ export function createStreamRegistry(app: FastifyInstance): StreamRegistry {
 }
 
 export interface SendStreamOptions {
-  service: string
-  action: string
-  write: EventWriter
+  /** The action's table entry: its name, its event writer, its declared errors. */
+  entry: CompiledAction
   settings: ResolvedStreams
   registry: StreamRegistry
   /** The client key counted against `maxPerClient`, when rate limiting gives one: its slot was taken by `reserveStreamSlot`, released when the stream ends. */
@@ -170,8 +137,9 @@ export interface SendStreamOptions {
  * Fastify asks for more (the socket drained), so a slow reader never makes the server buffer.
  */
 export function sendStream(reply: FastifyReply, stream: ActionStream, options: SendStreamOptions): FastifyReply {
-  const { service, action, write, settings, registry, clientKey } = options
-  const name = `${service}.${action}`
+  const { entry, settings, registry, clientKey } = options
+  const { name } = entry
+  const write = entry.writeEvent!
   // `next()` in parts: one microtask per event (lib/stream.ts, StreamSteps).
   const steps = stepsOf(stream)
   let id = 0
@@ -231,7 +199,7 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   outsideRequestScope(() => {
     void stream.result.then((result) => {
       if (finished || body.destroyed) return
-      end(result.ok ? frame('done', toExternalResponse(result, service, action)) : errorFrame(reply, result, name))
+      end(finalFrame(reply, result, entry))
     })
   })
 
@@ -317,4 +285,68 @@ export function releaseStreamSlot(registry: StreamRegistry, clientKey: string | 
   const count = (registry.perClient.get(clientKey) ?? 1) - 1
   if (count <= 0) registry.perClient.delete(clientKey)
   else registry.perClient.set(clientKey, count)
+}
+
+/** What the SSE adapter needs to serve the streaming actions of one endpoint. */
+export interface StreamDispatchOptions {
+  engine: Engine
+  context: ServerContext<any>
+  settings: ResolvedStreams
+  /** The client key of a request (the rate limiter's), for `settings.maxPerClient`; none without rate limiting. */
+  clientKey?: (request: FastifyRequest) => string
+}
+
+/** A streaming action's answer: the reply (the stream sends itself), or a refusal's body for Fastify to send. */
+type StreamAnswer = FastifyReply | ExternalResponse | string
+
+/**
+ * The SSE adapter's dispatch of a streaming action (the endpoint hands it every one): refused as JSON
+ * before its first byte (no `Accept: text/event-stream`, too many open streams, shutting down, or any
+ * refusal of the pipeline's gate), else answered as SSE. It owns the open streams, the slots per
+ * client, keep-alive and deadlines.
+ */
+export function createStreamDispatch(app: FastifyInstance, options: StreamDispatchOptions) {
+  const { engine, context, settings } = options
+  const registry = createStreamRegistry(app)
+  return function dispatchStream(reply: FastifyReply, request: ExternalRequest, entry: CompiledAction): StreamAnswer | Promise<StreamAnswer> {
+    const { service, action, payload } = request
+    if (!acceptsEventStream(reply.request)) return failureAnswer(reply, fail.notAcceptable(entry.name))
+    if (registry.closing) return failureAnswer(reply, fail.shuttingDown())
+    const clientKey = options.clientKey?.(reply.request)
+    if (!reserveStreamSlot(registry, clientKey, settings.maxPerClient)) return failureAnswer(reply, fail.tooManyStreams(settings.maxPerClient))
+    // The slot is held while the gate runs; sendStream owns it once the stream starts.
+    let held = true
+    const free = () => {
+      if (held) releaseStreamSlot(registry, clientKey)
+      held = false
+    }
+    const started = (result: Result<unknown, string>): StreamAnswer => {
+      if (!result.ok || !isActionStream(result.value)) {
+        free()
+        return replyWith(reply, answerOf(result, entry))
+      }
+      const stream = result.value
+      // The client left while the gate ran (auth, hooks, validation): nothing to stream to.
+      if (reply.raw.destroyed || registry.closing) {
+        free()
+        stream.close(registry.closing ? fail.shuttingDown() : undefined)
+        return registry.closing ? failureAnswer(reply, fail.shuttingDown()) : reply
+      }
+      held = false
+      return sendStream(reply, stream, { entry, settings, registry, clientKey })
+    }
+    let outcome: ReturnType<Engine['execute']>
+    try {
+      outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
+    } catch (error) {
+      free()
+      throw error
+    }
+    return outcome instanceof Promise
+      ? outcome.then(started, (error: unknown) => {
+          free()
+          throw error
+        })
+      : started(outcome)
+  }
 }

@@ -2,7 +2,7 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance } from 'fastify'
 import { fail } from '../lib/errors.js'
 import type { ResolvedUnderPressure } from './config.js'
-import { FailureError } from './http-status.js'
+import { FailureError } from './wire.js'
 import { concern } from './concern.js'
 
 /** What @fastify/under-pressure throws under pressure: the error handler answers the 503 envelope. */

@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import * as errors from '../lib/errors.js'
 import { ACTION_FAILED, fail, failureCodes, isActionsError, thrownCodes } from '../lib/errors.js'
-import { statusByCode } from '../plugins/http-status.js'
+import { statusByCode } from '../lib/answer.js'
 
 /** One row of a table of docs/errors.md whose first column is a code. */
 interface Row {

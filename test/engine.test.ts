@@ -298,8 +298,7 @@ t.test('global handlers that return a non-Result are a 500, logged for the devel
 })
 
 t.test('an Err-shaped object from user code cannot choose its HTTP status', async (t) => {
-  const { toExternalResponse } = await import('../lib/envelope.js')
-  const { statusOf } = await import('../plugins/http-status.js')
+  const { statusOf, toExternalResponse } = await import('../lib/answer.js')
   const sneaky = { ok: false as const, error: 'x', status: 200, data: { leaked: true } }
   t.equal(statusOf(sneaky), 400)
   t.same(toExternalResponse(sneaky, 's', 'a'), { status: false, message: 'x', data: {} })

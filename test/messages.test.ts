@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8'
 import t from 'tap'
-import { toExternalResponse } from '../lib/envelope.js'
+import { toExternalResponse } from '../lib/answer.js'
 import { messages } from '../lib/messages.js'
 import { Ok } from '../lib/result.js'
 

@@ -1,16 +1,15 @@
 import { createHash } from 'node:crypto'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
-import { isStreamingAction, isVisibleToRest, type Action } from '../action.js'
+import { isVisibleToRest, type Action } from '../action.js'
+import { answerOf, logFault, type FaultLogger, type WireAnswer } from '../answer.js'
 import type { Engine } from '../engine.js'
-import { declarationOf, type CompiledError } from '../declared-errors.js'
 import { deprecationNotice } from '../deprecation.js'
-import { ErrConfig, isFailure } from '../errors.js'
-import { failureData, isPlainObject, toJson } from '../envelope.js'
+import { ErrConfig } from '../errors.js'
+import { isPlainObject, toJson } from '../envelope.js'
 import { messages } from '../messages.js'
-import { compileEnvelopeSerializer, outputJsonSchema, type EnvelopeSerializer } from '../output.js'
+import type { CompiledAction } from '../registry.js'
 import type { Result } from '../result.js'
 import type { ActionStream } from '../stream.js'
-import { toJsonSchema } from '../validation.js'
 
 /** Longest tool name: MCP allows 128, but common clients (Claude, OpenAI) accept `^[a-zA-Z0-9_-]{1,64}$`. */
 export const MAX_TOOL_NAME = 64
@@ -21,10 +20,10 @@ export interface ToolTarget {
   action: string
   /** Set when the tool has an `outputSchema`: the value goes into `structuredContent` too. */
   structured?: 'object' | 'wrapped'
-  /** The action's compiled output serializer: the value is written through it, so undeclared fields never reach the agent. */
-  serialize?: EnvelopeSerializer
   /** A streaming action: the call collects its events (`collectStream`). */
   stream?: true
+  /** The action's table entry: the codec writes results through its compiled serializers. */
+  entry?: CompiledAction
 }
 
 /** The tools of a server, built once at boot: the `tools/list` answer and the lookup of `tools/call`. */
@@ -71,8 +70,8 @@ function describeType(schema: JsonSchema): string {
 }
 
 /** No schema, or one that has no JSON Schema form (a Standard Schema without a converter): any object. */
-function inputSchemaOf(action: Action, qualified: string): Tool['inputSchema'] {
-  const schema = toJsonSchema(action.validation)
+function inputSchemaOf(entry: CompiledAction, qualified: string): Tool['inputSchema'] {
+  const schema = entry.input
   if (!schema) return { type: 'object' }
   const object = asObjectSchema(schema)
   if (!object) throw new ErrConfig(messages.mcpInputNotObject(qualified, describeType(schema)))
@@ -83,21 +82,20 @@ function inputSchemaOf(action: Action, qualified: string): Tool['inputSchema'] {
  * The tool's `outputSchema` from the action's `output` (its output-side JSON Schema). An object
  * schema is the `outputSchema`; any other is wrapped as `{ result: <schema> }`, the envelope's rule.
  */
-function outputSchemaOf(action: Action): { schema: Tool['outputSchema']; structured: 'object' | 'wrapped'; serialize: EnvelopeSerializer } | undefined {
-  const schema = outputJsonSchema(action)
+function outputSchemaOf(entry: CompiledAction): { schema: Tool['outputSchema']; structured: 'object' | 'wrapped' } | undefined {
+  const schema = entry.output
   if (!schema) return undefined
-  const serialize = compileEnvelopeSerializer(schema)
   const object = asObjectSchema(schema)
-  if (object) return { schema: object as Tool['outputSchema'], structured: 'object', serialize }
-  return { schema: { type: 'object', properties: { result: schema }, required: ['result'] }, structured: 'wrapped', serialize }
+  if (object) return { schema: object as Tool['outputSchema'], structured: 'object' }
+  return { schema: { type: 'object', properties: { result: schema }, required: ['result'] }, structured: 'wrapped' }
 }
 
 /**
  * A streaming tool's `outputSchema`: `{ events, final, truncated }`, each event of the action's
  * `output` schema when it has one.
  */
-function streamOutputSchema(action: Action): Tool['outputSchema'] {
-  const event = outputJsonSchema(action)
+function streamOutputSchema(entry: CompiledAction): Tool['outputSchema'] {
+  const event = entry.output
   return {
     type: 'object',
     properties: { events: event ? { type: 'array', items: event } : { type: 'array' }, final: {}, truncated: { type: 'boolean' } },
@@ -107,92 +105,78 @@ function streamOutputSchema(action: Action): Tool['outputSchema'] {
 
 /** Builds the tool list once; throws at boot on a schema a tool cannot take or on two actions with one tool name. */
 export function createToolRegistry(engine: Engine): ToolRegistry {
-  const services = engine.getServices()
   const tools: Tool[] = []
   const targets = new Map<string, ToolTarget>()
   const owners = new Map<string, string>()
-  for (const service of services.value) {
-    for (const action of service.actions) {
-      if (!isTool(action)) continue
-      const qualified = `${service.name}.${action.name}`
-      const name = toolNameOf(service.name, action.name)
-      const taken = owners.get(name)
-      if (taken) throw new ErrConfig(messages.mcpToolNameCollision(name, taken, qualified))
-      owners.set(name, qualified)
-      const description = action.deprecated ? `${deprecationNotice(action.deprecated)} ${action.description}` : action.description
-      const tool: Tool = { name, title: qualified, description, inputSchema: inputSchemaOf(action, qualified) }
-      const target: ToolTarget = { service: service.name, action: action.name }
-      const output = isStreamingAction(action) ? undefined : outputSchemaOf(action)
-      if (isStreamingAction(action)) {
-        target.stream = true
-        tool.outputSchema = streamOutputSchema(action)
-      } else if (output) {
-        tool.outputSchema = output.schema
-        target.structured = output.structured
-        target.serialize = output.serialize
-      }
-      tools.push(tool)
-      targets.set(name, target)
+  for (const entry of engine.table.entries) {
+    const { action, serviceName, name: qualified } = entry
+    if (!isTool(action)) continue
+    const name = toolNameOf(serviceName, action.name)
+    const taken = owners.get(name)
+    if (taken) throw new ErrConfig(messages.mcpToolNameCollision(name, taken, qualified))
+    owners.set(name, qualified)
+    const description = action.deprecated ? `${deprecationNotice(action.deprecated)} ${action.description}` : action.description
+    const tool: Tool = { name, title: qualified, description, inputSchema: inputSchemaOf(entry, qualified) }
+    const target: ToolTarget = { service: serviceName, action: action.name, entry }
+    const output = entry.stream ? undefined : outputSchemaOf(entry)
+    if (entry.stream) {
+      target.stream = true
+      tool.outputSchema = streamOutputSchema(entry)
+    } else if (output) {
+      tool.outputSchema = output.schema
+      target.structured = output.structured
     }
+    tools.push(tool)
+    targets.set(name, target)
   }
   return { tools, targets }
 }
 
 /**
- * A tool result from the engine's Result: `Ok(value)` is its JSON as text (and `structuredContent`
- * when the tool has an output schema); `Err` is `isError` with the envelope's message, then the
- * failure's `data` (a validation failure's `errors`) as JSON when there is any.
+ * A tool result from the engine's Result, through the codec (lib/answer.ts, as the JSON answer is):
+ * `Ok(value)` is its JSON as text (written by its output schema's serializer when it has one, and
+ * `structuredContent` then); `Err` is `isError` with the envelope's message, then its `data` (a
+ * validation failure's `errors`, a declared error's `{ code, ...data }`) as JSON when there is any.
+ * A server fault (a 5xx, a value its schema cannot write) goes to `log`, as on the JSON endpoint.
  */
-export function toToolResult(result: Result<unknown, string>, target: ToolTarget): CallToolResult {
-  if (!result.ok) {
-    const declared = declarationOf(result)
-    if (declared) return declaredToolResult(result, declared, target)
-    const content: CallToolResult['content'] = [{ type: 'text', text: result.error }]
-    if (isFailure(result) && Object.keys(result.data).length > 0) content.push({ type: 'text', text: toJsonText(result.data) })
-    return { isError: true, content }
-  }
-  const value = target.serialize ? declaredOnly(result.value, target.serialize) : result.value
-  if (value instanceof OutputMismatch) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
+export function toToolResult(result: Result<unknown, string>, target: ToolTarget, log?: FaultLogger): CallToolResult {
+  const answer = answerOf(result, target.entry)
+  if (log) logFault(log, answer.fault)
+  if (!answer.envelope.status) return errorResult(answer, target)
+  const value = result.ok ? writtenValue(answer, result.value) : undefined
   const text = toJsonText(value)
-  const answer: CallToolResult = { content: [{ type: 'text', text }] }
-  if (target.structured === 'object' && isPlainObject(value)) answer.structuredContent = JSON.parse(text) as Record<string, unknown>
-  else if (target.structured === 'wrapped') answer.structuredContent = { result: JSON.parse(text) as unknown }
-  return answer
+  const tool: CallToolResult = { content: [{ type: 'text', text }] }
+  if (target.structured === 'object' && isPlainObject(value)) tool.structuredContent = JSON.parse(text) as Record<string, unknown>
+  else if (target.structured === 'wrapped') tool.structuredContent = { result: JSON.parse(text) as unknown }
+  return tool
+}
+
+/** The value as the codec wrote it (undeclared fields dropped by the output schema's serializer), else as returned. */
+function writtenValue(answer: WireAnswer, value: unknown): unknown {
+  if (answer.json === undefined) return value
+  const data = (JSON.parse(answer.json) as { data: Record<string, unknown> }).data
+  return isPlainObject(value) ? data : data.result
+}
+
+/** The envelope's `data` as written: a declared error's through its schema's serializer, else the envelope's own. */
+function errorData(answer: WireAnswer): Record<string, unknown> {
+  return answer.json === undefined ? answer.envelope.data : (JSON.parse(answer.json) as { data: Record<string, unknown> }).data
 }
 
 /**
- * A declared error: `isError`, its message, then `{ code, ...data }` (written through its schema) as JSON
- * text and, for a tool without an `outputSchema`, as `structuredContent`. A tool with one keeps it out:
- * the MCP TypeScript SDK's client (1.x) checks an error's structuredContent against the outputSchema
- * and throws (modelcontextprotocol/typescript-sdk#1943).
+ * An `Err`: `isError`, the message, then its data as JSON when there is any. A declared error's data
+ * is also `structuredContent` for a tool without an `outputSchema`; a tool with one keeps it out: the
+ * MCP TypeScript SDK's client (1.x) checks an error's structuredContent against the outputSchema and
+ * throws (modelcontextprotocol/typescript-sdk#1943). `after` is what a stream adds (its events).
  */
-function declaredToolResult(result: Result<unknown, string> & { ok: false }, declared: CompiledError, target: ToolTarget): CallToolResult {
-  const data = declaredWire(result, declared)
-  if (data === undefined) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
-  const answer: CallToolResult = { isError: true, content: [{ type: 'text', text: result.error }, { type: 'text', text: toJsonText(data) }] }
-  if (!target.structured) answer.structuredContent = data
-  return answer
-}
-
-/** A declared error's wire data, `{ code, ...data }`, written through its schema; undefined when the data does not match it. */
-function declaredWire(result: Result<unknown, string> & { ok: false }, declared: CompiledError): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(declared.serialize({ status: false, message: result.error, data: failureData(result) })).data as Record<string, unknown>
-  } catch {
-    return undefined
-  }
-}
-
-class OutputMismatch {}
-
-/** The value as its output schema writes it (undeclared fields dropped), or OutputMismatch when it does not match. */
-function declaredOnly(value: unknown, serialize: EnvelopeSerializer): unknown {
-  try {
-    const data = JSON.parse(serialize({ status: true, message: '', data: isPlainObject(value) ? value : { result: value } })).data as Record<string, unknown>
-    return isPlainObject(value) ? data : data.result
-  } catch {
-    return new OutputMismatch()
-  }
+function errorResult(answer: WireAnswer, target: ToolTarget | undefined, after?: string): CallToolResult {
+  const data = errorData(answer)
+  const content: CallToolResult['content'] = [{ type: 'text', text: answer.envelope.message }]
+  if (Object.keys(data).length > 0) content.push({ type: 'text', text: toJsonText(data) })
+  if (after !== undefined) content.push({ type: 'text', text: after })
+  const tool: CallToolResult = { isError: true, content }
+  if (answer.declared && after === undefined && !target?.structured) tool.structuredContent = data
+  return tool
 }
 
 /** JSON text for a tool result: BigInt as a string (as the envelope writes it), `undefined` as `null`. */
@@ -238,19 +222,12 @@ export async function collectStream(stream: ActionStream, limit: number, onEvent
  * `final` left out when the generator returned nothing; with `truncated: true` and no `final` when the
  * limit stopped it. A failure after some events is `isError`: the message, then `{ events }`.
  */
-export function toStreamToolResult(collected: CollectedStream): CallToolResult {
+export function toStreamToolResult(collected: CollectedStream, target?: ToolTarget, log?: FaultLogger): CallToolResult {
   const { events, end, truncated } = collected
   if (end && !end.ok) {
-    const content: CallToolResult['content'] = [{ type: 'text', text: end.error }]
-    // A declared error (\`Fail\`): \`{ code, ...data }\` through its schema, as a plain tool's (no structuredContent: the tool has an outputSchema).
-    const declared = declarationOf(end)
-    if (declared) {
-      const data = declaredWire(end, declared)
-      if (data === undefined) return { isError: true, content: [{ type: 'text', text: messages.internal }] }
-      content.push({ type: 'text', text: toJsonText(data) })
-    } else if (isFailure(end) && Object.keys(end.data).length > 0) content.push({ type: 'text', text: toJsonText(end.data) })
-    content.push({ type: 'text', text: toJsonText({ events }) })
-    return { isError: true, content }
+    const answer = answerOf(end, target?.entry)
+    if (log) logFault(log, answer.fault)
+    return errorResult(answer, target, toJsonText({ events }))
   }
   const value: Record<string, unknown> = { events }
   if (truncated) value.truncated = true

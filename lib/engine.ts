@@ -121,7 +121,12 @@ function timedOut(compiled: CompiledAction, timeout: number, cancellation: Cance
   return new ActionTimeout(fail.actionTimeout(compiled.name, timeout))
 }
 
-/** Validation plus handler, with exceptions, non-Results and timeouts turned into failures. */
+/**
+ * The one validate-then-handler step, for every action and every hook: validation, then the handler,
+ * with exceptions, non-Results and timeouts turned into failures. A streaming action's handler gives
+ * its events: `Ok` of what it returned (its own `Err` or `Fail` refuses), and no deadline here (a
+ * stream's timeout is the silence between its events, lib/stream.ts).
+ */
 function* runAction(pipeline: Pipeline, compiled: CompiledAction, input: unknown, context: ServerContext<any>, cancellation?: Cancellation): Steps<Result<unknown, string>> {
   let data = input
   if (compiled.validate) {
@@ -133,9 +138,9 @@ function* runAction(pipeline: Pipeline, compiled: CompiledAction, input: unknown
   try {
     const pending = compiled.action.handler(data, context)
     const { timeout } = compiled
-    const handled = timeout ? withDeadline(pending, timeout, () => timedOut(compiled, timeout, cancellation)) : pending
+    const handled = timeout && !compiled.stream ? withDeadline(pending, timeout, () => timedOut(compiled, timeout, cancellation)) : pending
     const result = isThenable(handled) ? ((yield handled) as Awaited<typeof handled>) : handled
-    if (!isResult(result)) return notAResult(pipeline, compiled.name)
+    if (!isResult(result)) return compiled.stream ? Ok(result) : notAResult(pipeline, compiled.name)
     return result.ok ? (result as Result<unknown, string>) : declaredOrPlain(pipeline, compiled, result as Result<unknown, string>)
   } catch (error) {
     if (error instanceof ActionTimeout) return error.failure
@@ -261,9 +266,10 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 }
 
 /**
- * A streaming action past its gate: validation, then the handler, which gives its events (an async
- * generator, or an `AsyncIterable`, or `Ok` of one; an `Err` refuses before the stream starts). The
- * after hooks and the global after handler run once, on the final value, when the stream ends.
+ * A streaming action past its gate: the same validate-then-handler step as any action (`runAction`),
+ * whose handler gives its events (an async generator, or an `AsyncIterable`, or `Ok` of one; an `Err`
+ * refuses before the stream starts). The after hooks and the global after handler run once, on the
+ * final value, when the stream ends.
  */
 function* startStream(
   pipeline: Pipeline,
@@ -274,22 +280,9 @@ function* startStream(
   cancellation: Cancellation,
   trace: ExecutionTrace | undefined,
 ): Steps<Result<unknown, string>> {
-  let data = input
-  if (compiled.validate) {
-    const checked = yield* settle(compiled.validate(input))
-    if (!checked.ok) return fail.validation(checked.errors)
-    data = checked.value
-  }
-  let returned: unknown
-  try {
-    returned = yield* settle(compiled.action.handler(data, context))
-  } catch (error) {
-    return Err(pipeline.thrownMessage(error))
-  }
-  if (isResult(returned)) {
-    if (!returned.ok) return declaredOrPlain(pipeline, compiled, returned as Result<unknown, string>)
-    returned = returned.value
-  }
+  const started = yield* runAction(pipeline, compiled, input, context, cancellation)
+  if (!started.ok) return started
+  const returned = started.value
   if (!isAsyncIterable(returned)) {
     const failure = fail.notAResult(compiled.name)
     pipeline.diagnostics.error('engine.executeAction', messages.streamNotIterable(compiled.name))

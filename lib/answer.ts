@@ -57,6 +57,7 @@ export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, n
   FA_ERR_STREAM_DURATION: 504,
   FA_ERR_SHUTTING_DOWN: 503,
   FA_ERR_HOST_NOT_ALLOWED: 403,
+  FA_ERR_GUARD_REFUSED: 403,
   FA_ERR_ORIGIN_NOT_ALLOWED: 403,
 })
 

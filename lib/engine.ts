@@ -5,6 +5,7 @@ import { captureScope, createHookContext, getRequestStore, runInExecutionScope, 
 import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
 import { isDeclaredFailure, resolveDeclared } from './declared-errors.js'
 import { fail, type Failure } from './errors.js'
+import { Guards, type Guard, type GuardSelector } from './guards.js'
 import { messages } from './messages.js'
 import { compileRegistry, tableOf, type ActionTable, type CompiledAction, type CompiledHook, type Registry } from './registry.js'
 import { Err, Ok, isResult, type OkResult, type Result } from './result.js'
@@ -90,6 +91,11 @@ export interface Engine {
   execute: (service: string, action: string, payload: unknown, context: ServerContext<any>, options?: ExecuteOptions) => Result<unknown, string> | Promise<Result<unknown, string>>
   /** Sets the authenticator (the auth plugin does this at boot). */
   setAuthenticator: (authenticate: Authenticator | undefined) => void
+  /**
+   * Adds a guard for the actions `selector` names (lib/guards.ts): run for every call of them,
+   * whichever way it came in, after auth and before everything else. `FA_ERR_CONFIG` on a bad selector.
+   */
+  addGuard: (selector: GuardSelector, guard: Guard<any>) => void
 }
 
 /** What every step of one execution reads: fixed at boot, except the authenticator the auth plugin sets. */
@@ -98,6 +104,7 @@ interface Pipeline {
   globalBefore?: BeforeActionHandler
   globalAfter?: AfterActionHandler
   authenticate?: Authenticator
+  guards: Guards
   thrownMessage: (error: unknown) => string
   instrument?: Instrument
 }
@@ -187,7 +194,17 @@ function* runHooks(
   return Ok(current)
 }
 
-/** Everything before the action's own handler: auth, the global before handler, the before hooks. */
+/** The guards that select the action, in order: the first refusal is the answer (403 with its text). */
+function* runGuards(pipeline: Pipeline, compiled: CompiledAction, guards: readonly Guard<any>[], payload: unknown, context: ServerContext<any>): Steps<Result<unknown, string> | undefined> {
+  for (const guard of guards) {
+    const verdict = yield* settle(guard({ service: compiled.serviceName, action: compiled.action, payload, nileContext: context }))
+    if (!isResult(verdict)) return notAResult(pipeline, `a guard of ${compiled.name}`)
+    if (!verdict.ok) return fail.guardRefused(verdict.error)
+  }
+  return undefined
+}
+
+/** Everything before the action's own handler: auth, the guards, the global before handler, the before hooks. */
 function* runGate(
   pipeline: Pipeline,
   compiled: CompiledAction,
@@ -199,6 +216,11 @@ function* runGate(
   if (action.isProtected && pipeline.authenticate) {
     const auth = yield* settle(pipeline.authenticate(context))
     if (!auth.ok) return auth
+  }
+  const guards = pipeline.guards.for(compiled.serviceName, action.name)
+  if (guards.length > 0) {
+    const refused = yield* runGuards(pipeline, compiled, guards, payload, context)
+    if (refused) return refused
   }
   if (pipeline.globalBefore) {
     const before = pipeline.globalBefore({ nileContext: context, action, payload })
@@ -219,12 +241,12 @@ function* runPipeline(
   trace?: ExecutionTrace,
 ): Steps<Result<unknown, string>> {
   // Nothing before the handler (no auth, no global before handler, no before hooks): no gate to run.
-  const gated = (compiled.action.isProtected && pipeline.authenticate) || pipeline.globalBefore || compiled.before.length > 0
+  const gated = (compiled.action.isProtected && pipeline.authenticate) || pipeline.globalBefore || compiled.before.length > 0 || pipeline.guards.for(compiled.serviceName, compiled.action.name).length > 0
   let data = payload
   if (gated) {
     const input = yield* runGate(pipeline, compiled, payload, context, trace)
     // A declared error of the global before handler or of a critical before hook: the action's own.
-    if (!input.ok) return declaredOrPlain(pipeline, compiled, input)
+    if (!input.ok) return 'code' in input && input.code === 'FA_ERR_GUARD_REFUSED' ? input : declaredOrPlain(pipeline, compiled, input)
     data = input.value
   }
   if (compiled.stream) return yield* startStream(pipeline, compiled, data, payload, context, cancellation, trace)
@@ -338,6 +360,7 @@ export function createEngine(options: EngineOptions): Engine {
     globalBefore: options.onBeforeActionHandler,
     globalAfter: options.onAfterActionHandler,
     authenticate: options.authenticate,
+    guards: new Guards(),
     thrownMessage: options.thrownMessage ?? errorMessage,
     instrument: options.instrument,
   }
@@ -381,6 +404,9 @@ export function createEngine(options: EngineOptions): Engine {
     },
     setAuthenticator(next) {
       pipeline.authenticate = next
+    },
+    addGuard(selector, guard) {
+      pipeline.guards.add(selector, guard)
     },
   }
 }

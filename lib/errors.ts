@@ -52,6 +52,7 @@ export const failureCodes = [
   'FA_ERR_STREAM_DURATION',
   'FA_ERR_SHUTTING_DOWN',
   'FA_ERR_HOST_NOT_ALLOWED',
+  'FA_ERR_GUARD_REFUSED',
   'FA_ERR_ORIGIN_NOT_ALLOWED',
 ] as const
 
@@ -149,6 +150,8 @@ export const fail = {
   shuttingDown: () => failure('FA_ERR_SHUTTING_DOWN', messages.shuttingDown),
   /** A Host outside `rest.allowedHosts` (DNS rebinding): plugins/hosts.ts. */
   hostNotAllowed: () => failure('FA_ERR_HOST_NOT_ALLOWED', messages.hostNotAllowed),
+  /** A guard (`addGuard`) refused the call: its own text, 403. */
+  guardRefused: (reason: string) => failure('FA_ERR_GUARD_REFUSED', reason),
   /** An MCP request from a web page whose Origin is neither the server's own nor listed. */
   originNotAllowed: () => failure('FA_ERR_ORIGIN_NOT_ALLOWED', messages.originNotAllowed),
 } as const

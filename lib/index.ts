@@ -26,6 +26,7 @@ export {
   type UploadMode,
 } from './action.js'
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
+export type { Guard, GuardCall, GuardSelector } from './guards.js'
 export {
   Fail,
   isDeclaredFailure,

@@ -99,6 +99,8 @@ export const messages = {
   authPlaceholderSecret: 'createServer: auth.secret is a published placeholder (anyone can sign tokens with it); in production set a random one, e.g. `openssl rand -base64 32`',
   authShortSecret: (bytes: number, min: number) =>
     `createServer: auth.secret is ${bytes} bytes; in production an HMAC secret needs at least ${min} (e.g. \`openssl rand -base64 32\`)`,
+  guardBadSelector: (selector: string) =>
+    `addGuard: the selector must be { service?, action? } with names or '*', got ${selector}`,
   authBadMethod: (method: string) => `createServer: auth.method must be 'header', 'cookie' or 'both', got '${method}'`,
   authBadAlgorithms: "createServer: auth.algorithms must list at least one signing algorithm and never 'none'",
   rateLimitKeyFallback: (header: string, source: string) =>

@@ -13,7 +13,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { createSigner } from 'fast-jwt'
 import t, { type Test } from 'tap'
 import { serveMcpOverStdio } from '../lib/cli/mcp.js'
-import { createAction, fastifyActions, messages, Ok, type Service, type ServerConfig } from '../lib/index.js'
+import { createAction, Err, fastifyActions, getActions, messages, Ok, type Guard, type Service, type ServerConfig } from '../lib/index.js'
 import { rawRequest, type RawAnswer } from './helpers/raw-http.js'
 import { buildServer } from './helpers/server.js'
 
@@ -50,7 +50,7 @@ const acc: Service = { name: 'acc', description: 'Account', actions: [whoami, wa
 type Cell = 'yes' | 'no' | 'n/a' | 'pending'
 interface Row {
   surface: string
-  cells: Record<string, { value: Cell; origin: boolean }>
+  cells: Record<string, { value: Cell; origin: boolean; result: boolean }>
 }
 
 function surfaceTable(): { checks: string[]; rows: Row[] } {
@@ -70,7 +70,7 @@ function surfaceTable(): { checks: string[]; rows: Row[] } {
     values.forEach((raw, index) => {
       const value = raw.split(' ')[0] as Cell
       if (!['yes', 'no', 'n/a', 'pending'].includes(value)) throw new Error(`docs/security.md: '${raw}' in row '${surface}' is not yes, no, n/a or pending`)
-      cells[checks[index]!] = { value, origin: raw.includes('(Origin)') }
+      cells[checks[index]!] = { value, origin: raw.includes('(Origin)'), result: raw.includes('(tool result)') }
     })
     return { surface: surface!, cells }
   })
@@ -211,13 +211,16 @@ function config(extra: NonNullable<ServerConfig['rest']> | object = {}): ServerC
 }
 
 /** A createServer app and a plugin-mode app with the same configuration, both on 127.0.0.1. */
-async function servers(t: Test, extra: object = {}): Promise<{ own: number; plugin: number }> {
+async function servers(t: Test, extra: object = {}, guard?: Guard): Promise<{ own: number; plugin: number }> {
   const server = await buildServer({ ...config(extra), forceNewInstance: true } as never)
   t.teardown(() => server.close())
+  if (guard) server.addGuard({ service: 'acc' }, guard)
   await server.app.listen({ port: 0, host: '127.0.0.1' })
-  const host = Fastify()
+  // Plugin mode takes the host app's own Fastify options (trustProxy among them).
+  const host = Fastify((extra as { fastify?: object }).fastify ?? {})
   t.teardown(() => host.close())
   await host.register(fastifyActions, config(extra))
+  if (guard) getActions(host).addGuard({ service: 'acc' }, guard)
   await host.listen({ port: 0, host: '127.0.0.1' })
   const own = (server.app.server.address() as AddressInfo).port
   const plugin = (host.server.address() as AddressInfo).port
@@ -243,6 +246,8 @@ interface Check {
   expectedOrigin?: { status: number; message: string }
   /** Waits until the server is in the state the check needs (load shedding). */
   ready?: (port: number) => Promise<void>
+  /** A guard (`addGuard`) on the service of the actions the shots call. */
+  guard?: Guard
 }
 
 const valid = (port: number) => ({ host: `localhost:${port}`, authorization: `Bearer ${token}` })
@@ -275,6 +280,18 @@ const checks: Record<string, Check> = {
     shot: (port) => ({ headers: valid(port), list: true, noSecret: true }),
     expected: { status: 403, message: messages.discoverySecret },
   },
+  Guard: {
+    // The guard refuses every call of the service, whichever way it came in (issue 40).
+    guard: () => Err('acc is closed'),
+    shot: (port) => ({ headers: valid(port) }),
+    expected: { status: 403, message: 'acc is closed' },
+  },
+  'Forwarded Host': {
+    // trustProxy: true trusts every peer: X-Forwarded-Host cannot vouch for the Host the client named.
+    extra: { fastify: { trustProxy: true } },
+    shot: (port) => ({ headers: { ...valid(port), host: 'attacker.example', 'x-forwarded-host': `localhost:${port}` } }),
+    expected: { status: 403, message: messages.hostNotAllowed },
+  },
   'Load shedding': {
     // 1 byte of heap: over the threshold from the first sample on.
     extra: { underPressure: { maxHeapUsedBytes: 1, sampleInterval: 5 } },
@@ -302,7 +319,7 @@ t.test('the table names every check this test knows, and every surface has an ad
 for (const column of columns) {
   const check = checks[column]!
   t.test(`${column}: the same hostile request to every surface`, async (t) => {
-    const ports = await servers(t, check.extra)
+    const ports = await servers(t, check.extra, check.guard)
     if (check.ready) {
       await check.ready(ports.own)
       await check.ready(ports.plugin)
@@ -329,7 +346,8 @@ for (const column of columns) {
         continue
       }
       const expected = cell.origin && check.expectedOrigin ? check.expectedOrigin : check.expected
-      t.equal(got.status, expected.status, `${name}: ${column} status`)
+      // `yes (tool result)`: MCP answers the refusal inside a tool result (isError), over HTTP 200.
+      t.equal(got.status, cell.result ? 200 : expected.status, `${name}: ${column} status`)
       if (typeof expected.message === 'string') t.equal(got.message, expected.message, `${name}: ${column} message`)
       else t.match(got.message, expected.message, `${name}: ${column} message`)
       if (!check.prime && !check.shot(port, name).list) t.equal(runs, before, `${name}: the action did not run`)

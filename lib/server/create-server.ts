@@ -1,3 +1,4 @@
+import type { Guard, GuardSelector } from '../guards.js'
 import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { clientErrorHandler, frameworkErrors } from '../../plugins/errors.js'
@@ -33,6 +34,12 @@ export interface ServerInstance<TDB = unknown> {
   context: ServerContext<TDB>
   /** Present exactly when `config.rest` was given. */
   rest?: RestInterface<TDB>
+  /**
+   * Guards the actions `selector` names on every way in (the endpoint, per-action routes, MCP over
+   * HTTP and stdio): `Err(text)` refuses with 403 and that text, before hooks and validation
+   * (docs/security.md#guards). Path middleware sees only the per-action route.
+   */
+  addGuard: (selector: GuardSelector, guard: Guard<TDB>) => void
   /** Closes the REST app (in-flight requests finish first). */
   close: () => Promise<void>
 }
@@ -181,6 +188,7 @@ async function build<TDB>(config: ServerConfig<TDB>, resolved: ResolvedConfig): 
     engine: core.engine,
     context: core.context,
     rest,
+    addGuard: (selector, guard) => core.engine.addGuard(selector, guard),
     async close() {
       if (rest) await rest.app.close()
       if (instance === server) instance = undefined

@@ -1,3 +1,4 @@
+import type { Guard, GuardSelector } from '../guards.js'
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyRequest, RegisterOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { concern } from '../../plugins/concern.js'
@@ -52,6 +53,8 @@ export interface ActionsHandle<TDB = unknown> {
   readonly fetch: FetchFunction
   /** Middleware for this registration's routes, run before the services endpoint. */
   addMiddleware(path: string, fn: Middleware): void
+  /** A guard on the actions `selector` names, on every way in (`ServerInstance.addGuard`). */
+  addGuard(selector: GuardSelector, guard: Guard<TDB>): void
   /** The registration's JWT signer and verifier; present only when `auth` is configured. */
   readonly jwt?: TokenSigner
 }
@@ -196,6 +199,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
     config,
     fetch: createFetch(app),
     addMiddleware: (path: string, fn: Middleware) => middleware.add(path, fn),
+    addGuard: (selector: GuardSelector, guard: Guard<any>) => engine.addGuard(selector, guard),
     jwt: auth?.jwt,
   })
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { createServer, type LogEntry, type RestServerInstance, type ServiceLogger } from '../lib/index.js'
 import { buildClientModule } from './client-module.js'
+import { exampleSurfaces } from './surfaces.js'
 import { openDatabase, setupDatabase, type Database } from './db.js'
 import { services } from './services/index.js'
 
@@ -118,7 +119,7 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
     auth: { secret: settings.JWT_SECRET || randomBytes(32).toString('base64url'), method: 'cookie' },
     onBoot: { fn: () => setupDatabase(database.db) },
     rest: {
-      baseUrl: '/api',
+      ...exampleSurfaces,
       host,
       port,
       allowedOrigins: (settings.ALLOWED_ORIGINS ?? 'http://localhost:3000').split(',').map((origin) => origin.trim()).filter(Boolean),
@@ -132,9 +133,6 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
       ...(rateLimit === undefined ? {} : { rateLimiting: { limitingHeader: 'x-api-key', limit: rateLimit, windowMs, ...(redis ? { redis } : {}) } }),
       // 503 with Retry-After while this process is overloaded; GET /status reports it (docs/observability.md).
       ...(maxHeapUsedMb !== undefined ? { underPressure: { maxHeapUsedBytes: maxHeapUsedMb * 1024 * 1024 } } : settings.LOAD_SHEDDING === '1' ? { underPressure: true } : {}),
-      mcp: { enabled: true },
-      // GET /api/openapi.json and the reference page GET /api/reference (docs/openapi.md), plus per-action routes.
-      openapi: { enabled: true, info: { title: 'fastify-actions example', version: '1.0.0', description: 'Tasks, accounts and greetings' } },
       uploads: {
         limits: { maxFiles: 5, maxFileSize: 5 * 1024 * 1024, maxTotalSize: 10 * 1024 * 1024 },
         allow: {

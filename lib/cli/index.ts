@@ -81,6 +81,40 @@ Options:
     options: { ...configOption, out: { type: 'string' } },
     load: () => import('./openapi.js'),
   },
+  contract: {
+    summary: "Write a snapshot of the project's contract (contract.json)",
+    help: `Usage: fastify-actions contract [--out <file>] [--config <file>]
+
+Writes the project's contract, a stable, key-sorted JSON snapshot to commit: every action's
+input, output, event and declared-error schemas, route, auth, visibility and deprecation, the
+OpenAPI document and the MCP tool list. Built without listening on a port.
+
+Options:
+  --out <file>     where to write it (default contract.json in the project's root; - for stdout)
+  --config <file>  the module whose default export is the server config (default src/config.ts)
+  -h, --help       show this help`,
+    options: { ...configOption, out: { type: 'string' } },
+    load: () => import('./contract.js'),
+  },
+  diff: {
+    summary: 'Compare the contract with a snapshot: what breaks the client, REST callers, agents',
+    help: `Usage: fastify-actions diff [--against <file | git ref>] [--json] [--allow-breaking] [--config <file>]
+
+Compares the project's contract now with a snapshot (contract.json by default) and prints each
+change with its class for each consumer (the typed client, REST callers, agents over MCP):
+breaking, additive, cosmetic, or expected (an action removed after its sunset).
+
+Options:
+  --against <x>     a snapshot file, or a git ref whose contract.json to compare with (HEAD, main, v1.2.0)
+  --json            print the report as JSON (for CI)
+  --allow-breaking  exit 0 even when something breaks
+  --config <file>   the module whose default export is the server config (default src/config.ts)
+  -h, --help        show this help
+
+Exit codes: 0 nothing breaks, 1 something breaks, 2 usage error or the contract cannot be read.`,
+    options: { ...configOption, against: { type: 'string' }, json: { type: 'boolean' }, 'allow-breaking': { type: 'boolean' } },
+    load: () => import('./diff.js'),
+  },
   mcp: {
     summary: "Serve the project's actions as MCP tools over stdio",
     help: `Usage: fastify-actions mcp [--config <file>]

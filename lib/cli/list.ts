@@ -11,17 +11,30 @@ interface ListedAction {
   visibility?: { rest?: boolean }
 }
 
+/** `POST {baseUrl}/services`: the one endpoint. */
+export function endpointOf(config: Record<string, any>): string {
+  const baseUrl = typeof config.rest?.baseUrl === 'string' ? config.rest.baseUrl : ''
+  return `POST ${baseUrl}/services`
+}
+
+/**
+ * The route an action answers on: its own when the config serves per-action routes (the OpenAPI
+ * document, or `rest.openapi.actionRoutes`), the one endpoint otherwise, `-` when hidden from REST.
+ */
+export function actionRoute(config: Record<string, any>, service: string, action: ListedAction): string {
+  const rest = config.rest as Record<string, any> | undefined
+  if (rest === undefined || action.visibility?.rest === false) return '-'
+  const routes = rest.openapi?.enabled === true || rest.openapi?.actionRoutes === true
+  const baseUrl = typeof rest.baseUrl === 'string' ? rest.baseUrl : ''
+  return routes ? `POST ${baseUrl}/services/${encodeURIComponent(service)}/${encodeURIComponent(action.name)}` : endpointOf(config)
+}
+
 /** The rows of the table: one per action. */
 export function actionRows(config: Record<string, any>): string[][] {
-  const rest = config.rest as Record<string, any> | undefined
-  const baseUrl = typeof rest?.baseUrl === 'string' ? rest.baseUrl : ''
-  const routes = rest !== undefined && (rest.openapi?.enabled === true || rest.openapi?.actionRoutes === true)
   const rows: string[][] = []
   for (const service of config.services as Array<{ name: string; actions: ListedAction[] }>) {
     for (const action of service.actions) {
-      const visible = rest !== undefined && action.visibility?.rest !== false
-      const route = !visible ? '-' : routes ? `POST ${baseUrl}/services/${encodeURIComponent(service.name)}/${encodeURIComponent(action.name)}` : `POST ${baseUrl}/services`
-      rows.push([service.name, action.name, action.isProtected ? 'yes' : 'no', action.isSpecial ? 'yes' : 'no', action.output !== undefined ? 'yes' : 'no', route])
+      rows.push([service.name, action.name, action.isProtected ? 'yes' : 'no', action.isSpecial ? 'yes' : 'no', action.output !== undefined ? 'yes' : 'no', actionRoute(config, service.name, action)])
     }
   }
   return rows

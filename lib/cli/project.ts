@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { CliError } from './errors.js'
 
 interface Manifest {
+  name?: string
   dependencies?: Record<string, string>
   devDependencies?: Record<string, string>
   exports?: unknown
@@ -23,7 +24,7 @@ function readManifest(file: string): Manifest | undefined {
 export function findProjectRoot(from: string = process.cwd()): string {
   for (let dir = resolve(from); ; dir = dirname(dir)) {
     const manifest = readManifest(join(dir, 'package.json'))
-    if (manifest && (manifest.dependencies?.['fastify-actions'] || manifest.devDependencies?.['fastify-actions'])) return dir
+    if (manifest && (manifest.dependencies?.['fastify-actions'] || manifest.devDependencies?.['fastify-actions'] || isThisPackage(manifest))) return dir
     if (dirname(dir) === dir) break
   }
   throw new CliError('not in a fastify-actions project: no package.json with fastify-actions as a dependency here or above')
@@ -82,8 +83,14 @@ export function resolveFromProject(root: string, specifier: string): string {
   throw new CliError(`cannot find ${specifier} in this project: run npm install (${name} must be in its dependencies)`)
 }
 
-/** Imports a module the way the project itself would. */
+/** fastify-actions' own repository is a project too (its example app imports the library from source). */
+function isThisPackage(manifest: Manifest): boolean {
+  return manifest.name === 'fastify-actions'
+}
+
+/** Imports a module the way the project itself would; in fastify-actions' own repository, the library is this copy. */
 export async function importFromProject<T>(root: string, specifier: string): Promise<T> {
+  if (specifier === 'fastify-actions' && isThisPackage(readManifest(join(root, 'package.json')) ?? {})) return (await import(new URL('../index.js', import.meta.url).href)) as T
   return (await import(resolveFromProject(root, specifier))) as T
 }
 

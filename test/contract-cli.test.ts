@@ -1,72 +1,20 @@
 /**
- * `fastify-actions contract` and `diff` on a fixture project (its own node_modules/fastify-actions
- * points at this repository's lib/): the snapshot, the report, the exit codes, `--json`,
- * `--allow-breaking`, and `--against` a git ref in a repository made for the test.
+ * `fastify-actions contract` and `diff` on a fixture project (test/helpers/contract-fixture.ts):
+ * the snapshot, the report, the exit codes, `--json`, `--allow-breaking`, refusals.
+ * `--against` a git ref: test/contract-git.test.ts; the example app: test/contract-example.test.ts.
  */
-import { execFile, execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { sortKeys } from '../lib/cli/schema-changes.js'
-import { repoRoot } from './helpers/pack.js'
+import { cli, fixtureProject, services } from './helpers/contract-fixture.js'
 
-const bin = join(repoRoot, 'lib', 'cli', 'bin.ts')
+// Each command is a process that loads the project (a few seconds of CPU each, more on a busy machine).
+t.setTimeout(600_000)
 
-function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
-    })
-  })
-}
-
-const config = `import { services } from './services.js'
-
-export default {
-  serverName: 'fixture',
-  services,
-  rest: { baseUrl: '/api', allowedOrigins: [], openapi: { enabled: true }, mcp: { enabled: true } },
-}
-`
-
-/** Version 1 of the fixture's actions; version 2 narrows an input, adds an output field and a declared error, removes the action past its sunset. */
-const services = (v2: boolean) => `import Type from 'typebox'
-import { createAction, createService, Fail, Ok } from 'fastify-actions'
-
-const create = createAction({
-  name: 'create',
-  description: 'Creates a task',
-  validation: Type.Object({ title: Type.String({ maxLength: ${v2 ? 100 : 200} }) }),
-  output: Type.Object({ id: Type.String(), title: Type.String()${v2 ? ', due: Type.String()' : ''} }),
-  errors: { NOT_FOUND: { status: 404, data: Type.Object({ id: Type.String() }) }${v2 ? ', LOCKED: { status: 423 }' : ''} },
-  handler: (data) => (data.title ? Ok({ id: '1', title: data.title${v2 ? ", due: ''" : ''} }) : Fail('NOT_FOUND', { id: '1' })),
-})
-const old = createAction({ name: 'old', description: 'The old way', deprecated: { since: '2020-01-01', sunset: '2020-06-01', replacement: 'tasks.create' }, handler: () => Ok({}) })
-const watch = createAction({
-  name: 'watch',
-  description: 'Watches tasks',
-  output: Type.Object({ n: Type.Integer() }),
-  async *handler() {
-    yield { n: 1 }
-  },
-})
-
-export const services = [createService({ name: 'tasks', description: 'Tasks', actions: [create, ${v2 ? '' : 'old, '}watch] })]
-`
-
-t.test('contract, then diff: snapshot, report, exit codes, --json, --allow-breaking, --against a git ref', async (t) => {
+t.test('contract, then diff: the snapshot, the report, exit codes, --json, --allow-breaking', async (t) => {
   t.setTimeout(600_000)
-  const dir = t.testdir({
-    'package.json': JSON.stringify({ name: 'fixture', private: true, type: 'module', dependencies: { 'fastify-actions': '*' } }),
-    node_modules: {
-      'fastify-actions': {
-        'package.json': JSON.stringify({ name: 'fastify-actions', type: 'module', exports: { '.': './index.js' } }),
-        'index.js': `export * from ${JSON.stringify(pathToFileURL(join(repoRoot, 'lib', 'index.ts')).href)}\n`,
-      },
-    },
-    src: { 'config.ts': config, 'services.ts': services(false) },
-  })
+  const dir = t.testdir(fixtureProject())
 
   const missing = await cli(['diff'], dir)
   t.equal(missing.code, 2, 'no snapshot yet')
@@ -127,23 +75,6 @@ t.test('contract, then diff: snapshot, report, exit codes, --json, --allow-break
   const allowed = await cli(['diff', '--allow-breaking'], dir)
   t.equal(allowed.code, 0, 'accepted')
 
-  // --against a git ref: v1's snapshot committed, v2's written over it.
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } })
-  git('init', '-q', '-b', 'main')
-  git('add', 'contract.json')
-  git('commit', '-q', '-m', 'v1')
-  const rewritten = await cli(['contract'], dir)
-  t.equal(rewritten.code, 0, rewritten.stderr)
-  const head = await cli(['diff', '--against', 'HEAD', '--json'], dir)
-  t.equal(head.code, 1, head.stderr)
-  t.equal(JSON.parse(head.stdout).against, 'HEAD:contract.json')
-  t.equal(JSON.parse(head.stdout).counts.breaking, 1)
-  const file = await cli(['diff', '--against', 'contract.json'], dir)
-  t.equal(file.code, 0, 'a file named by --against: the new snapshot itself')
-  const bad = await cli(['diff', '--against', 'v9.9.9'], dir)
-  t.equal(bad.code, 2)
-  t.match(bad.stderr, /^fastify-actions: --against v9\.9\.9: no such file, and git has no contract\.json at that ref/)
-  t.ok(existsSync(join(dir, 'contract.json')))
 })
 
 t.test('diff refuses a snapshot that is not a contract (exit 2)', async (t) => {
@@ -156,11 +87,3 @@ t.test('diff refuses a snapshot that is not a contract (exit 2)', async (t) => {
   t.equal(broken.stderr, 'fastify-actions: broken.json is not JSON: write it again with fastify-actions contract\n')
 })
 
-t.test("the example app against its own snapshot: nothing breaks (npm run contract:check)", async (t) => {
-  t.setTimeout(240_000)
-  const result = await cli(['diff', '--config', 'example/contract.config.ts', '--against', 'example/contract.json', '--json'], repoRoot)
-  t.equal(result.code, 0, result.stderr + result.stdout.slice(0, 2000))
-  const report = JSON.parse(result.stdout)
-  t.equal(report.breaking, false)
-  t.equal(report.against, 'example/contract.json')
-})

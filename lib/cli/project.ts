@@ -22,9 +22,11 @@ function readManifest(file: string): Manifest | undefined {
 
 /** The nearest folder at or above `from` whose package.json depends on fastify-actions. */
 export function findProjectRoot(from: string = process.cwd()): string {
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
+  const start = resolve(from)
+  for (let dir = start; ; dir = dirname(dir)) {
     const manifest = readManifest(join(dir, 'package.json'))
-    if (manifest && (manifest.dependencies?.['fastify-actions'] || manifest.devDependencies?.['fastify-actions'] || isThisPackage(manifest))) return dir
+    // fastify-actions' own folder counts only when the command runs in it (its example app), never from below.
+    if (manifest && (manifest.dependencies?.['fastify-actions'] || manifest.devDependencies?.['fastify-actions'] || (dir === start && isThisPackage(manifest)))) return dir
     if (dirname(dir) === dir) break
   }
   throw new CliError('not in a fastify-actions project: no package.json with fastify-actions as a dependency here or above')

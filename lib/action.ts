@@ -91,7 +91,16 @@ export interface Action<TInput = any, TOutput = unknown> {
    * longest silence allowed between two events.
    */
   timeout?: number
+  /**
+   * Idempotency keys (docs/idempotency.md): `'required'` refuses a call without an `Idempotency-Key`
+   * header (400); `'optional'` honours one when sent. A repeat with the same key answers the stored
+   * answer without running the handler again. A streaming action cannot declare it (`FA_ERR_CONFIG`).
+   */
+  idempotency?: IdempotencyMode
 }
+
+/** How an action takes `Idempotency-Key`s. */
+export type IdempotencyMode = 'required' | 'optional'
 
 /** True for a streaming action: `stream: true`, or a handler that is an async generator function. */
 export function isStreamingAction(action: Pick<Action, 'handler' | 'stream'>): boolean {
@@ -210,6 +219,8 @@ type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, R, 
 > & {
   validation?: S
   errors?: E
+  /** A stream cannot be replayed: a streaming action takes no idempotency keys. */
+  idempotency?: never
   handler: (data: InferInput<S>, context: ServerContext) => AsyncGenerator<TEvent, R, undefined> | AsyncIterable<TEvent> | Promise<AsyncIterable<TEvent>>
 }
 

@@ -59,6 +59,11 @@ export const statusByCode: Readonly<Record<FailureCode | typeof ACTION_FAILED, n
   FA_ERR_HOST_NOT_ALLOWED: 403,
   FA_ERR_GUARD_REFUSED: 403,
   FA_ERR_ORIGIN_NOT_ALLOWED: 403,
+  FA_ERR_IDEMPOTENCY_KEY_REQUIRED: 400,
+  FA_ERR_IDEMPOTENCY_KEY_INVALID: 400,
+  FA_ERR_IDEMPOTENCY_IN_FLIGHT: 409,
+  FA_ERR_IDEMPOTENCY_KEY_REUSED: 422,
+  FA_ERR_IDEMPOTENCY_UNAVAILABLE: 503,
 })
 
 /** The HTTP status of a Result: 200 for Ok, its code's status for a failure, the declared one for a declared error, 400 for a handler's `Err`. */

@@ -87,6 +87,17 @@ export const DEFAULTS = Object.freeze({
     /** Keys the in-memory store holds; counts are exact while a window sees no more distinct keys. */
     cacheSize: 100_000,
   }),
+  /** `rest.idempotency`: Idempotency-Key answers and the store that keeps them (docs/idempotency.md). */
+  idempotency: Object.freeze({
+    /** How long a finished request's answer is replayed (ms): 24 hours. */
+    ttl: 86_400_000,
+    /** How long a running request holds its key (ms); at least the action's timeout plus a second. */
+    lease: 60_000,
+    /** Longest wait for one store call (ms). */
+    timeout: 2_000,
+    /** Keys the in-memory store holds; the oldest goes first. */
+    maxKeys: 100_000,
+  }),
   uploads: Object.freeze({
     enforceContentType: false,
     limits: Object.freeze({

@@ -45,6 +45,11 @@ function streamFlag(entry: CompiledAction): { stream?: true } {
   return entry.stream ? { stream: true } : {}
 }
 
+/** `idempotency: 'required' | 'optional'` on an action that takes Idempotency-Keys (docs/idempotency.md); others keep their shape. */
+function idempotencyField(action: Action): { idempotency?: Action['idempotency'] } {
+  return action.idempotency ? { idempotency: action.idempotency } : {}
+}
+
 /** The specification's three `explore` shapes. */
 function exploreAnswers(services: readonly Service[], visible: Visible): Answers {
   const all = success(messages.servicesListed, {
@@ -66,6 +71,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
       accessControl: entry.action.accessControl ?? [],
       ...streamFlag(entry),
       ...deprecatedField(entry.action),
+      ...idempotencyField(entry.action),
     }))
     byService.set(serviceName, success(messages.actionsListed(serviceName), { actions: summaries }))
     for (const entry of actions.values()) {
@@ -79,6 +85,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
         meta: action.meta ?? null,
         ...streamFlag(entry),
         ...deprecatedField(action),
+        ...idempotencyField(action),
         ...declaredErrors(entry),
       }
       byAction.set(actionKey(serviceName, action.name), success(messages.actionDescribed(serviceName, action.name), detail))
@@ -126,6 +133,7 @@ export function createDiscovery(engine: Engine): Discovery {
       output: entry.output,
       ...streamFlag(entry),
       ...deprecatedField(entry.action),
+      ...idempotencyField(entry.action),
       ...declaredErrors(entry),
     })),
   )

@@ -54,6 +54,11 @@ export const failureCodes = [
   'FA_ERR_HOST_NOT_ALLOWED',
   'FA_ERR_GUARD_REFUSED',
   'FA_ERR_ORIGIN_NOT_ALLOWED',
+  'FA_ERR_IDEMPOTENCY_KEY_REQUIRED',
+  'FA_ERR_IDEMPOTENCY_KEY_INVALID',
+  'FA_ERR_IDEMPOTENCY_IN_FLIGHT',
+  'FA_ERR_IDEMPOTENCY_KEY_REUSED',
+  'FA_ERR_IDEMPOTENCY_UNAVAILABLE',
 ] as const
 
 export type FailureCode = (typeof failureCodes)[number]
@@ -154,6 +159,15 @@ export const fail = {
   guardRefused: (reason: string) => failure('FA_ERR_GUARD_REFUSED', reason),
   /** An MCP request from a web page whose Origin is neither the server's own nor listed. */
   originNotAllowed: () => failure('FA_ERR_ORIGIN_NOT_ALLOWED', messages.originNotAllowed),
+  /** An action with `idempotency: 'required'` called without an `Idempotency-Key` (docs/idempotency.md). */
+  idempotencyKeyRequired: (name: string) => failure('FA_ERR_IDEMPOTENCY_KEY_REQUIRED', messages.idempotencyKeyRequired(name), { header: 'Idempotency-Key' }),
+  idempotencyKeyInvalid: () => failure('FA_ERR_IDEMPOTENCY_KEY_INVALID', messages.idempotencyKeyInvalid, { header: 'Idempotency-Key' }),
+  /** The same key while the first request with it is still running. */
+  idempotencyInFlight: () => failure('FA_ERR_IDEMPOTENCY_IN_FLIGHT', messages.idempotencyInFlight),
+  /** The same key with another action or input than the request that first used it. */
+  idempotencyKeyReused: () => failure('FA_ERR_IDEMPOTENCY_KEY_REUSED', messages.idempotencyKeyReused),
+  /** The idempotency store did not answer (Redis down or slow): the action does not run. */
+  idempotencyUnavailable: (reason: string) => failure('FA_ERR_IDEMPOTENCY_UNAVAILABLE', messages.idempotencyUnavailable, {}, reason),
 } as const
 
 /** Every upload refusal carries `data.error_category: 'validation'` (the specification). */

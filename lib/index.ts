@@ -103,6 +103,15 @@ export type {
   ResolvedRest,
   RestConfig,
 } from '../plugins/config.js'
+export type { IdempotencyConfig, ResolvedIdempotency } from '../plugins/idempotency-config.js'
+export {
+  createMemoryIdempotencyStore,
+  createRedisIdempotencyStore,
+  type IdempotencyStore,
+  type IdempotencyClaim,
+  type IdempotencyRedis,
+  type StoredAnswer,
+} from './idempotency.js'
 export type { Middleware, MiddlewareContext } from '../plugins/middleware.js'
 export type { ActionsRequest, RestRequestContext } from '../plugins/request-scope.js'
 export type { TokenSigner } from '../plugins/auth.js'
@@ -110,6 +119,6 @@ export type { TokenSigner } from '../plugins/auth.js'
 export { signToken, clearTokenCookie, type SignTokenOptions, type TokenCookieOptions } from '../plugins/token.js'
 // End-to-end types for the client: createService keeps literal names; the helpers read an action's types.
 export { createService, type TypedService, type PayloadOf, type OutputOf, type ErrorsOf, type EventOf, type FinalOf, type IsStreamingAction, type IsDeprecated } from './service.js'
-export type { TypedAction, TypedStreamAction, ActionVisibility, StreamHandler, StreamFinal, DeprecatedMark } from './action.js'
+export type { TypedAction, TypedStreamAction, ActionVisibility, StreamHandler, StreamFinal, DeprecatedMark, IdempotencyMode } from './action.js'
 export { deprecationNotice, type Deprecation } from './deprecation.js'
 export { UploadedFile, UploadedFiles } from './uploads/file-schema.js'

@@ -177,6 +177,14 @@ export const messages = {
   streamNotIterable: (what: string) => `'${what}' is a streaming action but did not return an AsyncIterable`,
   hostNotAllowed: 'Host not allowed: list it in rest.allowedHosts',
   originNotAllowed: 'Origin not allowed: list it in rest.allowedOrigins',
+  // Idempotency keys (lib/idempotency.ts, docs/idempotency.md)
+  idempotencyKeyRequired: (name: string) => `Action '${name}' requires an Idempotency-Key header`,
+  idempotencyKeyInvalid: 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+  idempotencyInFlight: 'A request with this Idempotency-Key is still in progress; retry later',
+  idempotencyKeyReused: 'This Idempotency-Key was already used for another request',
+  idempotencyUnavailable: 'Idempotency store unavailable, retry later',
+  idempotencyOnStream: (name: string) => `Action '${name}' is a streaming action and cannot declare idempotency`,
+  idempotencyMode: (name: string, value: unknown) => `Action '${name}': idempotency must be 'required' or 'optional', got ${JSON.stringify(value)}`,
   secondUnnamedRegistration:
     "a second registration without a name: app.engine and app.serverContext stay the first registration's; give each registration a `name` (app.actions[name]) or reach this one with getActions(app, prefix)",
   hostCors:

@@ -62,6 +62,14 @@ export type Registry = ReadonlyMap<string, CompiledService>
  */
 export const NAME_RULE = /^[A-Za-z0-9_-]{1,64}$/
 
+/** `idempotency` is `'required'`, `'optional'` or absent, and never on a streaming action (a stream is not replayed). */
+function checkIdempotency(action: Action, name: string): void {
+  const mode = action.idempotency
+  if (mode === undefined) return
+  if (mode !== 'required' && mode !== 'optional') throw new ErrConfig(messages.idempotencyMode(name, mode))
+  if (isStreamingAction(action)) throw new ErrConfig(messages.idempotencyOnStream(name))
+}
+
 /** Builds the lookup table once, rejecting names outside NAME_RULE, duplicate names and hooks that name no action. */
 export function compileRegistry(services: readonly Service[], actionTimeout?: number): Registry {
   const registry = new Map<string, CompiledService>()
@@ -95,6 +103,7 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
 function compileAction(serviceName: string, action: Action, actionTimeout: number | undefined): CompiledAction {
   const name = `${serviceName}.${action.name}`
   checkDeprecation(name, action.deprecated)
+  checkIdempotency(action, name)
   const stream = isStreamingAction(action)
   const output = outputJsonSchema(action)
   return {

@@ -4,6 +4,7 @@ import type { KeyTable } from '../lib/config-keys.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { expiresInProblem } from '../lib/token-lifetime.js'
+import { IDEMPOTENCY_KEYS, resolveIdempotency, type IdempotencyConfig, type ResolvedIdempotency } from './idempotency-config.js'
 import { resolveUploadSettings, UPLOADS_KEYS, type UploadSettings, type UploadsConfig } from '../lib/uploads/config.js'
 
 /** JWT authentication for protected actions. */
@@ -256,6 +257,8 @@ export interface RestConfig {
   underPressure?: boolean | UnderPressureConfig
   /** Streaming actions over Server-Sent Events: keep-alive interval, longest duration, open streams per client. */
   streams?: StreamsConfig
+  /** Idempotency keys: the store (memory, Redis or yours), how long answers are kept (docs/idempotency.md). */
+  idempotency?: IdempotencyConfig
   /** Fastify's own server options, for `createServer` (the plugin runs on your instance and ignores them). */
   fastify?: FastifyOptions
 }
@@ -326,6 +329,7 @@ export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
     sampleInterval: true,
   } satisfies KeyTable<UnderPressureConfig>),
   streams: Object.freeze({ keepAlive: true, maxDuration: true, maxPerClient: true, endTimeout: true } satisfies KeyTable<StreamsConfig>),
+  idempotency: IDEMPOTENCY_KEYS,
   fastify: true,
 })
 
@@ -394,6 +398,7 @@ export interface ResolvedRest {
   /** Present only when load shedding is on. */
   readonly underPressure?: ResolvedUnderPressure
   readonly streams: ResolvedStreams
+  readonly idempotency: ResolvedIdempotency
   readonly fastify: FastifyOptions
 }
 
@@ -638,6 +643,7 @@ export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
     staticFollowSymlinks: optionalBoolean('rest.staticFollowSymlinks', rest.staticFollowSymlinks, DEFAULTS.rest.staticFollowSymlinks),
     underPressure: resolveUnderPressure(rest.underPressure),
     streams: resolveStreams(rest.streams),
+    idempotency: resolveIdempotency(rest.idempotency),
     fastify,
   })
 }

@@ -6,12 +6,13 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
-import type { FaultLogger } from '../lib/answer.js'
+import { answerOf, type FaultLogger } from '../lib/answer.js'
 import { outsideRequestScope, runInRequestScope, type RequestStore, type ServerContext } from '../lib/context.js'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
-import { ErrConfig } from '../lib/errors.js'
-import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toToolResult, type ToolRegistry } from '../lib/mcp/tools.js'
+import { ErrConfig, type Failure } from '../lib/errors.js'
+import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toToolResult, type ToolRegistry, type ToolTarget } from '../lib/mcp/tools.js'
+import type { IdempotencyGuard } from './idempotency.js'
 import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedMcp } from './config.js'
@@ -36,6 +37,10 @@ export interface McpPluginOptions {
   allowedOrigins: readonly string[]
   /** `rest.maxDepth`: the deepest nesting a JSON-RPC message may have, as on the services endpoint. */
   maxDepth: number
+  /** The idempotency rules shared with the services endpoint (only when an action declares `idempotency`). */
+  idempotency?: IdempotencyGuard
+  /** The rate limiter's client key (else the address): the principal of an unauthenticated idempotent call. */
+  clientKey?: (request: FastifyRequest) => string
 }
 
 /** This package's own name and version: the nearest package.json above this file (source, dist or node_modules). */
@@ -113,6 +118,8 @@ interface McpCall {
   store: RequestStore
   /** The HTTP request's logger: server faults are logged as the JSON endpoint logs them. */
   log: FaultLogger
+  /** The caller's client key (for idempotency keys of an unauthenticated caller). */
+  clientKey: string
 }
 
 /**
@@ -135,6 +142,7 @@ function createMcpServer(registry: ToolRegistry, identity: { name: string; versi
     call.inFlight.set(key, (message) => call.transport.onmessage?.(message))
     try {
       return await runInRequestScope(call.store, async () => {
+        if (options.idempotency && target.entry?.action.idempotency) return await guardedCall(options.idempotency, options, target, request.params, call, extra.signal)
         const result = await engine.executeAction(target.service, target.action, request.params.arguments ?? {}, context, { signal: extra.signal })
         if (!target.stream || !result.ok || !isActionStream(result.value)) return toToolResult(result, target, call.log)
         const stream = result.value
@@ -159,6 +167,48 @@ function createMcpServer(registry: ToolRegistry, identity: { name: string; versi
     }
   })
   return server
+}
+
+/**
+ * A tool call of an action that takes idempotency keys (`_meta.idempotencyKey`): the rules of the
+ * services endpoint (plugins/idempotency.ts); a refusal is an `isError` result, a replay carries
+ * `_meta.idempotentReplayed: true`. Runs in the request's scope (the authenticator reads it).
+ */
+function guardedCall(
+  guard: IdempotencyGuard,
+  options: McpPluginOptions,
+  target: ToolTarget,
+  params: { arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+  call: McpCall,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
+  const { engine, context, authenticate } = options
+  const action = target.entry!.action
+  const payload = params.arguments ?? {}
+  return guard<CallToolResult>({
+    action,
+    name: `${target.service}.${target.action}`,
+    payload,
+    key: params._meta?.idempotencyKey,
+    principal: async () => {
+      if (authenticate) {
+        const auth = await authenticate(context)
+        if (auth.ok) return `user:${auth.value.userId}`
+        if (action.isProtected) return auth as Failure
+      }
+      return `client:${call.clientKey}`
+    },
+    run: async () => {
+      const result = await engine.executeAction(target.service, target.action, payload, context, { signal })
+      const value = toToolResult(result, target, call.log)
+      // The status the JSON answer would have had: 5xx (a fault, a timeout) are not kept.
+      const status = answerOf(result, target.entry).status
+      return { value, stored: status < 500 && !signal.aborted ? { status, body: JSON.stringify(value) } : undefined }
+    },
+    refuse: (failure) => toToolResult(failure, target),
+    replay: (stored) => ({ ...(JSON.parse(stored.body) as CallToolResult), _meta: { idempotentReplayed: true } }),
+    log: (message) => options.diagnostics.error('mcp.idempotency', message),
+  })
 }
 
 /** A `notifications/cancelled` message and the request id it names. */
@@ -251,7 +301,7 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
     const store = requestStoreOf(request, reply, options.context)
     return outsideRequestScope(() => {
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
-      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store, log: request.log })
+      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store, log: request.log, clientKey: options.clientKey?.(request) ?? request.ip })
       return answer(request, reply, body, server, transport, options.diagnostics)
     })
   }

@@ -1,4 +1,4 @@
-import type { Service } from '../lib/action.js'
+import type { Action, Service } from '../lib/action.js'
 import type { ErrorDescription } from '../lib/declared-errors.js'
 import type { CompiledAction } from '../lib/registry.js'
 import { deprecationNotice } from '../lib/deprecation.js'
@@ -171,6 +171,40 @@ function operationOf(service: Service, entry: CompiledAction, options: DocumentO
   }
 }
 
+/**
+ * An action that takes Idempotency-Keys (docs/idempotency.md): the header (required or optional), the
+ * `Idempotent-Replayed` header of a replay, and the 409 (in flight) and 422 (key reused) answers. A
+ * declared error on the same status keeps its response; the description says both.
+ */
+function withIdempotency(operation: Schema, action: Action): Schema {
+  if (!action.idempotency) return operation
+  const responses = { ...(operation.responses as Record<string, Schema>) }
+  const envelope = { 'application/json': { schema: ref('ErrorEnvelope') } }
+  const add = (status: string, description: string) => {
+    const existing = responses[status]
+    responses[status] = existing ? { ...existing, description: `${String(existing.description)}; or ${description}` } : { description, content: envelope }
+  }
+  add('409', '`FA_ERR_IDEMPOTENCY_IN_FLIGHT`: a request with this Idempotency-Key is still running; retry later')
+  add('422', '`FA_ERR_IDEMPOTENCY_KEY_REUSED`: this Idempotency-Key was used for another request')
+  const ok = responses['200']
+  responses['200'] = {
+    ...ok,
+    headers: { 'Idempotent-Replayed': { description: '`true` on a replayed answer: the action did not run again', schema: { type: 'string', enum: ['true'] } } },
+  }
+  const header = {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: action.idempotency === 'required',
+    description: 'A unique key per operation (a UUID): a repeat with the same key and the same input gets the stored answer and does not run again.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+  }
+  return {
+    ...operation,
+    parameters: [...((operation.parameters as unknown[] | undefined) ?? []), header],
+    responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
+  }
+}
+
 /** A readable, unique operationId: `service_action` (letters, digits and `_` only), numbered on a clash. */
 function operationIds(): (service: string, action: string) => string {
   const taken = new Set<string>()
@@ -223,7 +257,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Record<string, u
     if (visible.length === 0) continue
     tags.push({ name: service.name, description: service.description })
     for (const entry of visible) {
-      paths[`${baseUrl}/${entry.route}`] = { post: operationOf(service, entry, options, idOf(service.name, entry.action.name)) }
+      paths[`${baseUrl}/${entry.route}`] = { post: withIdempotency(operationOf(service, entry, options, idOf(service.name, entry.action.name)), entry.action) }
     }
   }
   const envelope = {

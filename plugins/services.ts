@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Action } from '../lib/action.js'
-import { answerOf } from '../lib/answer.js'
+import { answerOf, type WireAnswer } from '../lib/answer.js'
+import type { CompiledAction } from '../lib/registry.js'
 import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
@@ -17,6 +18,8 @@ import { setupJsonBody } from './json-body.js'
 import { requestStoreOf, scopesItsExecution } from './request-scope.js'
 import { discardRest } from './unread-body.js'
 import { concern } from './concern.js'
+import { clientGone, httpPrincipal, keyFromHeaders, REPLAYED_HEADER, type IdempotencyGuard } from './idempotency.js'
+import type { StoredAnswer } from '../lib/idempotency.js'
 import { setupContentEncoding } from './content-encoding.js'
 
 /**
@@ -62,6 +65,8 @@ export interface ServicesPluginOptions {
   clientKey?: (request: FastifyRequest) => string
   /** The auth plugin's authenticator (with `auth`): a protected action's route verifies the caller before reading the body. */
   authenticate?: Authenticator
+  /** The idempotency rules (docs/idempotency.md), shared with MCP; only when an action declares `idempotency`. */
+  idempotency?: IdempotencyGuard
 }
 
 /**
@@ -152,11 +157,44 @@ function createDispatch(app: FastifyInstance, options: ServicesPluginOptions): D
       if (refused) return failureAnswer(reply, refused)
     }
     if (entry?.stream && streams) return streams(reply, request, entry)
+    if (entry?.action.idempotency && options.idempotency) return guardedExecute(options, options.idempotency, reply, request, entry)
     // A synchronous execution is answered at once: no promise, no microtask. The execution's scope
     // carries the request (the endpoint's handlers enter no scope of their own: `scopesItsExecution`).
     const outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
     return outcome instanceof Promise ? outcome.then((result) => replyWith(reply, answerOf(result, entry))) : replyWith(reply, answerOf(outcome, entry))
   }
+}
+
+/** An action that takes Idempotency-Keys: refused, replayed, or run and its answer kept (plugins/idempotency.ts). */
+function guardedExecute(options: ServicesPluginOptions, guard: IdempotencyGuard, reply: FastifyReply, request: ExternalRequest, entry: CompiledAction): Promise<Answer> {
+  const { engine, context } = options
+  const { service, action, payload } = request
+  return guard<Answer>({
+    action: entry.action,
+    name: entry.name,
+    payload,
+    key: keyFromHeaders(reply.request),
+    principal: httpPrincipal(reply.request, reply, context, entry.action, options.authenticate, options.clientKey),
+    run: async () => {
+      const answer = answerOf(await engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) }), entry)
+      return { value: replyWith(reply, answer), stored: keptAnswer(reply, answer) }
+    },
+    refuse: (failure) => failureAnswer(reply, failure),
+    replay: (stored) => {
+      reply.code(stored.status).type(JSON_TYPE).header(REPLAYED_HEADER, 'true')
+      return stored.body
+    },
+    log: (message) => reply.log.error({ action: entry.name }, message),
+  })
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The answer as it goes out, to keep for replays; nothing for a 5xx or a client that left. */
+function keptAnswer(reply: FastifyReply, answer: WireAnswer): StoredAnswer | undefined {
+  if (answer.status >= 500 || clientGone(reply.request, reply)) return undefined
+  const body = answer.json ?? toJson(answer.envelope)
+  return body === undefined ? undefined : { status: answer.status, body }
 }
 
 /** `POST {baseUrl}/services`: one endpoint, three intents; an adapter around `engine.executeAction`. */

@@ -126,6 +126,8 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
       tool.outputSchema = output.schema
       target.structured = output.structured
     }
+    // A repeat with the same `_meta.idempotencyKey` has no further effect: the stored result comes back.
+    if (action.idempotency) tool.annotations = { idempotentHint: true }
     tools.push(tool)
     targets.set(name, target)
   }

@@ -14,6 +14,7 @@ import { buildOpenApiDocument } from '../../plugins/openapi-document.js'
 import { requestScopePlugin } from '../../plugins/request-scope.js'
 import type { PressureProbe } from '../../plugins/under-pressure.js'
 import { servicesPlugin } from '../../plugins/services.js'
+import { createIdempotencyGuard } from '../../plugins/idempotency.js'
 import type { ResolvedRest } from '../../plugins/config.js'
 import { clientKeyOf } from '../../plugins/client-key.js'
 import { staticPlugin } from '../../plugins/static.js'
@@ -184,11 +185,13 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   if (rest.enableStatic) await app.register(staticPlugin, { dir: rest.staticDir, runtime: config.runtime, diagnostics, followSymlinks: rest.staticFollowSymlinks })
   await app.register(middlewarePlugin, { registry: middleware, context })
   if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, context, expose: (parts) => (auth = parts) })
+  // One guard (and one store) for the endpoint, the per-action routes and MCP: a key means the same everywhere.
+  const idempotency = engine.getServices().value.some((service) => service.actions.some((action) => action.idempotency)) ? createIdempotencyGuard(rest.idempotency) : undefined
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate, streams: rest.streams, clientKey: streamClientKey(rest) })
+  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate, streams: rest.streams, clientKey: streamClientKey(rest), idempotency })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
   if (rest.mcp) warnMcpListing(rest, logger)
-  if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth })
+  if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth, idempotency, clientKey: streamClientKey(rest) })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })
   printUrlsOnListen(app, rest, ownsApp)
 

@@ -86,6 +86,8 @@ export const DEFAULTS = Object.freeze({
     standardHeaders: true,
     /** Keys the in-memory store holds; counts are exact while a window sees no more distinct keys. */
     cacheSize: 100_000,
+    /** The longest a request waits on the store (Redis): past it the request is served unlimited, logged. */
+    storeTimeoutMs: 1_000,
   }),
   /** `rest.idempotency`: Idempotency-Key answers and the store that keeps them (docs/idempotency.md). */
   idempotency: Object.freeze({

@@ -88,6 +88,11 @@ export interface RateLimitConfig {
    * this many distinct keys are seen in one window, every count is exact (docs/rate-limiting.md).
    */
   cacheSize?: number
+  /**
+   * The longest a request waits on the store (default 1000 ms): a stalled Redis then lets requests
+   * through unlimited, logged once per outage, instead of holding them (docs/rate-limiting.md).
+   */
+  storeTimeoutMs?: number
   diagnostics?: boolean
 }
 
@@ -298,6 +303,7 @@ export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
     store: true,
     redis: true,
     cacheSize: true,
+    storeTimeoutMs: true,
     diagnostics: true,
   } satisfies KeyTable<RateLimitConfig>),
   allowedOrigins: true,
@@ -360,6 +366,7 @@ export interface ResolvedRateLimit {
   readonly store?: RateLimitStoreConstructor
   readonly redis?: RateLimitRedis
   readonly cacheSize: number
+  readonly storeTimeoutMs: number
   readonly diagnostics?: boolean
 }
 
@@ -490,6 +497,7 @@ function resolveRateLimit(config: RateLimitConfig | undefined): ResolvedRateLimi
     store: config.store,
     redis: config.redis,
     cacheSize: positiveInteger('rest.rateLimiting.cacheSize', config.cacheSize, DEFAULTS.rateLimiting.cacheSize),
+    storeTimeoutMs: positiveInteger('rest.rateLimiting.storeTimeoutMs', config.storeTimeoutMs, DEFAULTS.rateLimiting.storeTimeoutMs),
     diagnostics: config.diagnostics,
   })
 }

@@ -53,11 +53,14 @@ export async function setupRateLimit(app: FastifyInstance, { config, diagnostics
   await app.register(fastifyRateLimit, options)
 
   const limit = app.rateLimit()
+  // The in-memory store answers at once: only a store across a network is raced.
+  const storeTimeout = config.redis || config.store ? config.storeTimeoutMs : undefined
   let storeDown = false
   app.addHook('onRequest', async function limitRequest(request, reply) {
     if (request.routeOptions.config?.rateLimit != null) return
     try {
-      await limit.call(this, request, reply)
+      const pending = limit.call(this, request, reply)
+      await (storeTimeout === undefined ? pending : withStoreTimeout(pending, storeTimeout))
     } catch (error) {
       if (error instanceof FailureError) throw error
       if (!storeDown) diagnostics.error('rateLimit.store', messages.rateLimitStoreDown(errorMessage(error)))
@@ -69,6 +72,26 @@ export async function setupRateLimit(app: FastifyInstance, { config, diagnostics
       diagnostics.info('rateLimit.store', messages.rateLimitStoreUp)
     }
   })
+}
+
+class StoreTimeout extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms}ms (rest.rateLimiting.storeTimeoutMs)`)
+  }
+}
+
+/**
+ * The limiter's store call raced against `ms`: a stalled store (a SIGSTOPped Redis, a full network
+ * buffer) must not hold the request. A late answer is dropped: the request was already let through.
+ */
+function withStoreTimeout(pending: unknown, ms: number): Promise<unknown> {
+  const call = Promise.resolve(pending)
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeout(ms)), ms)
+  })
+  call.catch(() => {})
+  return Promise.race([call, deadline]).finally(() => clearTimeout(timer))
 }
 
 /** Rate limiting as the plugin `fastify-actions-rate-limit`. */

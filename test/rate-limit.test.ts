@@ -75,7 +75,7 @@ t.test('without rateLimiting.limitingHeader nothing is limited and no headers ar
 })
 
 t.test('defaults: 100 per 900000 ms window, draft-spec RateLimit-* headers', async (t) => {
-  t.same(DEFAULTS.rateLimiting, { windowMs: 900_000, limit: 100, standardHeaders: true, cacheSize: 100_000 })
+  t.same(DEFAULTS.rateLimiting, { windowMs: 900_000, limit: 100, standardHeaders: true, cacheSize: 100_000, storeTimeoutMs: 1_000 })
   const server = await limitedServer(t, {})
   const answer = await ping(server.app, { 'x-client': 'a' })
   t.equal(answer.statusCode, 200)
@@ -288,6 +288,42 @@ t.test('rateLimiting.store: a custom store counts the requests', async (t) => {
   t.equal(ok.headers['ratelimit-reset'], '30')
   assertLimited(t, await ping(server.app, { 'x-client': 's' }))
   t.same(seen, ['s', 's'])
+})
+
+t.test('a stalled store (no answer at all) lets each request through after storeTimeoutMs, logged once, then resumes', async (t) => {
+  const held: Array<() => void> = []
+  const control = { stalled: true }
+  class Stalling {
+    readonly counts = new Map<string, number>()
+    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number) {
+      const answer = () => {
+        const current = (this.counts.get(key) ?? 0) + 1
+        this.counts.set(key, current)
+        callback(null, { current, ttl: timeWindow })
+      }
+      if (control.stalled) held.push(answer)
+      else answer()
+    }
+    child() {
+      return new Stalling()
+    }
+  }
+  const logger = captureLogger()
+  const server = await limitedServer(t, { limit: 1, windowMs: 60_000, store: Stalling, storeTimeoutMs: 200 }, { diagnostics: true, resources: { logger } })
+  const storeLines = () => logger.lines.filter((line) => line.atFunction === 'rateLimit.store').map(({ level, message }) => ({ level, message }))
+  // Three requests over the limit of one while the store never answers: each is served (fail open).
+  const answers = await Promise.all([0, 1, 2].map(() => ping(server.app, { 'x-client': 'stalled' })))
+  t.same(answers.map((answer) => answer.statusCode), [200, 200, 200])
+  t.same(answers[0]!.body, pong)
+  t.equal(held.length, 3, 'the store was asked each time and never answered')
+  t.same(storeLines(), [{ level: 'error', message: messages.rateLimitStoreDown('no answer within 200ms (rest.rateLimiting.storeTimeoutMs)') }])
+  // The late answers arrive after their requests were served: nothing breaks.
+  for (const answer of held.splice(0)) answer()
+  control.stalled = false
+  t.equal((await ping(server.app, { 'x-client': 'fresh' })).statusCode, 200)
+  assertLimited(t, await ping(server.app, { 'x-client': 'fresh' }))
+  t.same(storeLines().at(-1), { level: 'info', message: messages.rateLimitStoreUp })
+  t.equal(server.calls.count, 4)
 })
 
 t.test('a failing store lets requests through and logs the outage once, then the recovery', async (t) => {

@@ -1,7 +1,6 @@
-/** `fastify-actions list`: the project's services and actions as a table, read from its config. */
-import { consoleToStderr } from './console.js'
+/** `fastify-actions list`: the project's services and actions as a table, read from the server it builds (without listening). */
 import type { Values } from './package.js'
-import { findProjectRoot, loadConfig } from './project.js'
+import { buildProjectServer, openProject, type ResolvedProject } from './project.js'
 
 interface ListedAction {
   name: string
@@ -11,7 +10,7 @@ interface ListedAction {
   visibility?: { rest?: boolean }
 }
 
-/** `POST {baseUrl}/services`: the one endpoint. */
+/** `POST {baseUrl}/services`: the one endpoint, from the raw config (`contract` reads it; `list` reads the server's own, `actionRows`). */
 export function endpointOf(config: Record<string, any>): string {
   const baseUrl = typeof config.rest?.baseUrl === 'string' ? config.rest.baseUrl : ''
   return `POST ${baseUrl}/services`
@@ -29,15 +28,14 @@ export function actionRoute(config: Record<string, any>, service: string, action
   return routes ? `POST ${baseUrl}/services/${encodeURIComponent(service)}/${encodeURIComponent(action.name)}` : endpointOf(config)
 }
 
-/** The rows of the table: one per action. */
-export function actionRows(config: Record<string, any>): string[][] {
-  const rows: string[][] = []
-  for (const service of config.services as Array<{ name: string; actions: ListedAction[] }>) {
-    for (const action of service.actions) {
-      rows.push([service.name, action.name, action.isProtected ? 'yes' : 'no', action.isSpecial ? 'yes' : 'no', action.output !== undefined ? 'yes' : 'no', actionRoute(config, service.name, action)])
-    }
-  }
-  return rows
+/** The rows of the table, one per action: the routes as the server resolved and mounted them. */
+export function actionRows(project: ResolvedProject): string[][] {
+  const rest = project.config.rest
+  return project.engine.table.entries.map((entry) => {
+    const { action } = entry
+    const route = !rest || !entry.visible ? '-' : rest.actionRoutes ? `POST ${rest.baseUrl}/${entry.route}` : `POST ${rest.baseUrl}/services`
+    return [entry.serviceName, action.name, action.isProtected ? 'yes' : 'no', action.isSpecial ? 'yes' : 'no', action.output !== undefined ? 'yes' : 'no', route]
+  })
 }
 
 /** A plain text table, columns padded to their widest cell. */
@@ -47,10 +45,27 @@ export function formatTable(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n')
 }
 
+/** The rows of a config without a REST interface: its actions, no route. */
+function restlessRows(config: Record<string, unknown>): string[][] {
+  const services = config.services as Array<{ name: string; actions: TableAction[] }>
+  return services.flatMap((service) => service.actions.map((action) => [service.name, action.name, action.isProtected ? 'yes' : 'no', action.isSpecial ? 'yes' : 'no', action.output !== undefined ? 'yes' : 'no', '-']))
+}
+
+type TableAction = ResolvedProject['engine']['table']['entries'][number]['action']
+
 export async function run(values: Values): Promise<void> {
-  const root = findProjectRoot()
-  consoleToStderr()
-  const config = await loadConfig(root, values.config as string | undefined)
-  const table = formatTable(['SERVICE', 'ACTION', 'PROTECTED', 'UPLOAD', 'OUTPUT SCHEMA', 'ROUTE'], actionRows(config))
+  const { root, config } = await openProject(values)
+  let rows: string[][]
+  if (config.rest === undefined) rows = restlessRows(config)
+  else {
+    // Built as the server builds it (no onBoot, nothing listening), without what needs a live store.
+    const { server, resolved } = await buildProjectServer(root, config, (rest) => ({ ...rest, rateLimiting: undefined, enableStatic: false }))
+    try {
+      rows = actionRows(resolved)
+    } finally {
+      await server.close()
+    }
+  }
+  const table = formatTable(['SERVICE', 'ACTION', 'PROTECTED', 'UPLOAD', 'OUTPUT SCHEMA', 'ROUTE'], rows)
   process.stdout.write(table + '\n')
 }

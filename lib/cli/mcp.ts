@@ -5,9 +5,8 @@
  * endpoint's. stdout carries the protocol only.
  */
 import { Writable, type Readable } from 'node:stream'
-import { consoleToStderr } from './console.js'
 import type { Values } from './package.js'
-import { buildProjectServer, findProjectRoot, importFromProject, loadConfig } from './project.js'
+import { buildProjectServer, importFromProject, openProject } from './project.js'
 
 /** The environment variable whose JWT is sent with every message (protected actions). */
 export const TOKEN_VARIABLE = 'FASTIFY_ACTIONS_TOKEN'
@@ -128,13 +127,11 @@ export async function run(values: Values): Promise<void> {
   const realWrite = process.stdout.write.bind(process.stdout) as (chunk: unknown, callback: (error?: Error | null) => void) => boolean
   const protocolOut = new Writable({ write: (chunk, _encoding, callback) => void realWrite(chunk, callback) })
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write
-  consoleToStderr()
-  const root = findProjectRoot()
-  const config = await loadConfig(root, values.config as string | undefined)
+  const { root, config } = await openProject(values)
   const auth = config.auth as { headerName?: string; cookieName?: string } | undefined
-  const { server, app } = await buildProjectServer(root, config, (rest) => ({ ...rest, mcp: { ...rest.mcp, enabled: true } }), { boot: true })
-  const rest = (config.rest ?? {}) as Record<string, any>
-  const path = typeof rest.mcp?.path === 'string' ? (rest.mcp.path.startsWith('/') ? rest.mcp.path : `/${rest.mcp.path}`) : `${rest.baseUrl ?? ''}/mcp`
+  const { server, app, resolved } = await buildProjectServer(root, config, (rest) => ({ ...rest, mcp: { ...rest.mcp, enabled: true } }), { boot: true })
+  // The path the server mounted (`rest.mcp.path`, else `{baseUrl}/mcp`, as it resolved them).
+  const path = resolved.config.rest.mcp!.path
 
   const { StdioServerTransport } = await importFromProject<{ StdioServerTransport: McpOverStdioOptions['StdioServerTransport'] }>(root, '@modelcontextprotocol/sdk/server/stdio.js')
   const stop = new AbortController()

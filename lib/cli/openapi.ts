@@ -1,15 +1,12 @@
 /** `fastify-actions openapi`: the project's OpenAPI 3.1 document, built without listening. */
 import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { consoleToStderr } from './console.js'
 import { CliError } from './errors.js'
 import type { Values } from './package.js'
-import { buildProjectServer, findProjectRoot, loadConfig } from './project.js'
+import { buildProjectServer, openProject } from './project.js'
 
 export async function run(values: Values): Promise<void> {
-  const root = findProjectRoot()
-  consoleToStderr()
-  const config = await loadConfig(root, values.config as string | undefined)
+  const { root, config } = await openProject(values)
   // The document is served for this one request: discovery on without a secret, nothing else that is not needed.
   const { server, app } = await buildProjectServer(root, config, (rest) => ({
     ...rest,

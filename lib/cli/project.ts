@@ -2,7 +2,9 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { consoleToStderr } from './console.js'
 import { CliError } from './errors.js'
+import type { Values } from './package.js'
 
 interface Manifest {
   name?: string
@@ -118,12 +120,36 @@ export async function loadConfig(root: string, configOption: string | undefined)
   return config as Record<string, unknown>
 }
 
+/**
+ * Every command's preamble in a project: its root, console lines sent to stderr (stdout is the
+ * command's output), and its config module loaded through the project's own tsx.
+ */
+export async function openProject(values: Values): Promise<{ root: string; config: Record<string, unknown> }> {
+  const root = findProjectRoot()
+  consoleToStderr()
+  return { root, config: await loadConfig(root, values.config as string | undefined) }
+}
+
+/** One action of the server's table, as the CLI reads it (lib/registry.ts's CompiledAction). */
+export interface TableEntry {
+  serviceName: string
+  action: { name: string; isProtected?: boolean; isSpecial?: unknown; output?: unknown }
+  visible: boolean
+  route: string
+}
+
+/** What the server resolved, as the CLI reads it: `getActions(app)` of the project's own library. */
+export interface ResolvedProject {
+  engine: { table: { entries: readonly TableEntry[] } }
+  config: { rest?: { baseUrl: string; actionRoutes: boolean; mcp?: { path: string } } }
+}
+
+type InjectApp = { inject: (options: Record<string, unknown>) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }> }
+
 /** The project's own fastify-actions, where createServer and the config's services come from. */
 export interface ProjectLibrary {
-  createServer: (config: Record<string, unknown>) => Promise<{
-    rest?: { app: { inject: (options: Record<string, unknown>) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }> } }
-    close: () => Promise<void>
-  }>
+  createServer: (config: Record<string, unknown>) => Promise<{ rest?: { app: InjectApp }; close: () => Promise<void> }>
+  getActions: (app: never) => ResolvedProject | undefined
 }
 
 /**
@@ -145,5 +171,9 @@ export async function buildProjectServer(
     rest: rest((config.rest as Record<string, any> | undefined) ?? {}),
   })
   if (!server.rest) throw new CliError('the server has no REST interface')
-  return { server, app: server.rest.app }
+  const app = server.rest.app
+  const resolved = library.getActions(app as never)
+  if (!resolved?.config.rest) throw new CliError('the server has no REST interface')
+  // Routes, the base URL and the MCP path as the server mounted them, never derived again here.
+  return { server, app, resolved: resolved as ResolvedProject & { config: { rest: NonNullable<ResolvedProject['config']['rest']> } } }
 }

@@ -67,6 +67,12 @@ export interface Action<TInput = any, TOutput = unknown> {
    */
   stream?: boolean
   /**
+   * A streaming action that a client may resume after a dropped connection (docs/streaming.md#resume):
+   * called again with `Last-Event-ID`, it runs with `context.lastEventId` and continues from its own
+   * store. Any other streaming action answers such a request `204` and does not run again.
+   */
+  resumable?: boolean
+  /**
    * The errors callers can tell apart, by code: `{ NOT_FOUND: { status: 404, data: Type.Object({ id: Type.String() }) } }`.
    * The handler returns one with `Fail(code, data?, message?)`; a streaming action's generator too
    * (`return Fail(...)`: its error event). See docs/errors.md.

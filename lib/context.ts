@@ -30,6 +30,8 @@ export interface RequestStore {
    * shuts down), made on the first call. Each execution's `context.signal` follows it.
    */
   signal?: () => AbortSignal | undefined
+  /** The `Last-Event-ID` a client sent to resume a `resumable` stream (docs/streaming.md#resume). */
+  lastEventId?: string
 }
 
 export interface HookLogEntry {
@@ -233,6 +235,14 @@ export class ServerContext<TDB = unknown> {
    */
   get signal(): AbortSignal {
     return scopeStorage.getStore()?.execution?.[CANCELLATION]?.signal ?? neverAborted
+  }
+
+  /**
+   * For a `resumable` streaming action called again by a client that lost its connection: the id of
+   * the last event it received (its `Last-Event-ID`), so the handler continues after it. Otherwise undefined.
+   */
+  get lastEventId(): string | undefined {
+    return getRequestStore()?.lastEventId
   }
 
   /** The hook context of the execution in progress. */

@@ -54,7 +54,7 @@ export {
 export type { AuthResult } from './auth.js'
 export { DEFAULTS, type CoreConfig, type OnBootConfig, type ResolvedCoreConfig } from './config.js'
 export { createEngine, type Engine, type EngineOptions, type ExecuteOptions, type Authenticator, type ExecutionInfo, type ExecutionTrace, type Instrument } from './engine.js'
-export { isActionStream, type ActionStream } from './stream.js'
+export { isActionStream, withEventId, type ActionStream } from './stream.js'
 export { abortReasons } from './cancellation.js'
 export { createOtelInstrument, spanAttributes, TRACER_NAME } from './tracing.js'
 export { type ExternalRequest, type ExternalResponse, type Intent } from './envelope.js'

@@ -3,6 +3,43 @@ import { fail } from './errors.js'
 import { Err, Ok, isResult, type ErrResult, type Result } from './result.js'
 
 const brand = Symbol.for('fastify-actions.stream')
+const EVENT_ID = Symbol.for('fastify-actions.event-id')
+
+/** The id a stream's final event carries: a client that sends it back as `Last-Event-ID` gets `204`. */
+export const END_EVENT_ID = 'end'
+
+/** An event with the id its handler gave it (`withEventId`). */
+interface IdentifiedEvent {
+  readonly [EVENT_ID]: string
+  readonly value: unknown
+}
+
+/**
+ * Yields `value` as an event whose SSE `id` is `id` instead of its sequence number: what a client
+ * sends back as `Last-Event-ID` to resume a `resumable` stream (docs/streaming.md#resume). Typed as
+ * `value` itself so the generator's event type stays the event's (the wrapper is taken off before any
+ * consumer sees it). An id is one line: no line break or NUL, and not `end` (the final event's).
+ */
+export function withEventId<T>(id: string | number, value: T): T {
+  return { [EVENT_ID]: String(id), value } satisfies IdentifiedEvent as unknown as T
+}
+
+/** The id `withEventId` gave an event, or undefined. */
+export function eventIdOf(event: unknown): string | undefined {
+  return typeof event === 'object' && event !== null && EVENT_ID in event ? (event as IdentifiedEvent)[EVENT_ID] : undefined
+}
+
+/** An event without its `withEventId` wrapper. */
+export function eventValueOf(event: unknown): unknown {
+  return typeof event === 'object' && event !== null && EVENT_ID in event ? (event as IdentifiedEvent).value : event
+}
+
+/** Why an event id cannot be sent (it would break the SSE framing or mark the end), or undefined. */
+export function eventIdProblem(id: string): string | undefined {
+  if (/[\r\n\0]/.test(id)) return 'an event id may not contain a line break or NUL'
+  if (id === END_EVENT_ID) return `the event id '${END_EVENT_ID}' marks the end of a stream`
+  return undefined
+}
 
 /**
  * What `engine.executeAction` gives, as its `Ok` value, for a streaming action whose gate passed
@@ -71,6 +108,10 @@ export function stepsOf(stream: ActionStream): StreamSteps {
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+/** A step as the public iterator gives it: the event without its `withEventId` wrapper. */
+const unwrapStep = (step: IteratorResult<unknown>): IteratorResult<unknown> =>
+  step.done || eventIdOf(step.value) === undefined ? step : { done: false, value: eventValueOf(step.value) }
 
 /**
  * The engine's half of a streaming execution (lib/engine.ts makes it once the gate passed). One pull
@@ -157,7 +198,7 @@ export function createActionStream(parts: StreamParts): ActionStream {
   function next(): Promise<IteratorResult<unknown>> {
     if (ended) return Promise.resolve(DONE)
     try {
-      return Promise.resolve(begin()).then(onStep, onThrow)
+      return Promise.resolve(begin()).then(onStep, onThrow).then(unwrapStep)
     } catch (error) {
       return Promise.resolve(onThrow(error))
     }

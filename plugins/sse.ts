@@ -4,11 +4,11 @@ import { answerOf, logFault } from '../lib/answer.js'
 import { abortReasons } from '../lib/cancellation.js'
 import { toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import type { Engine } from '../lib/engine.js'
-import { fail } from '../lib/errors.js'
+import { codeOf, fail } from '../lib/errors.js'
 import { outsideRequestScope, type ServerContext } from '../lib/context.js'
 import type { CompiledAction } from '../lib/registry.js'
 import type { Result } from '../lib/result.js'
-import { isActionStream, stepsOf, type ActionStream } from '../lib/stream.js'
+import { END_EVENT_ID, eventIdOf, eventIdProblem, eventValueOf, isActionStream, stepsOf, type ActionStream } from '../lib/stream.js'
 import type { ResolvedStreams } from './config.js'
 import { requestStoreOf } from './request-scope.js'
 import { failureAnswer, replyWith } from './wire.js'
@@ -16,9 +16,11 @@ import { failureAnswer, replyWith } from './wire.js'
 /*
  * Streaming actions over Server-Sent Events (the WHATWG format). The wire format is fixed (the typed
  * client and docs/streaming.md code against it):
- *   each event:  `id: <n>\nevent: message\ndata: <one-line JSON>\n\n` (n from 0)
- *   the end:     `event: done\ndata: <the success envelope of the final value>\n\n`
- *   a failure:   `event: error\ndata: <the envelope the same failure answers as JSON>\n\n`
+ *   the start:   `retry: <ms>\n\n` (the client's reconnection delay)
+ *   each event:  `id: <n>\nevent: message\ndata: <one-line JSON>\n\n` (n from 0, or the handler's `withEventId`)
+ *   the end:     `id: end\nevent: done\ndata: <the success envelope of the final value>\n\n`
+ *   a failure:   `id: end\nevent: error\ndata: <the envelope the same failure answers as JSON>\n\n`
+ *                (no `id` when the server shuts down: the client may resume elsewhere)
  *   idle:        `: keep-alive\n\n` every `rest.streams.keepAlive` ms of silence
  */
 
@@ -30,6 +32,10 @@ export const SSE_HEADERS = Object.freeze({
 })
 
 const KEEP_ALIVE = ': keep-alive\n\n'
+
+/** The reconnection delay (ms) every stream announces first (`retry:`). */
+export const STREAM_RETRY = 3000
+const RETRY = `retry: ${STREAM_RETRY}\n\n`
 
 /**
  * The `Date` header of a stream, set by sendStream. Node formats its own when the headers are written,
@@ -199,7 +205,9 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   outsideRequestScope(() => {
     void stream.result.then((result) => {
       if (finished || body.destroyed) return
-      end(finalFrame(reply, result, entry))
+      const text = finalFrame(reply, result, entry)
+      // The end's id tells a reconnecting client it is over (204); a shutdown is no end of the action's.
+      end(!result.ok && codeOf(result) === 'FA_ERR_SHUTTING_DOWN' ? text : `id: ${END_EVENT_ID}\n${text}`)
     })
   })
 
@@ -223,15 +231,21 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
         }
         if (step.done || finished || body.destroyed) return
         let data: string
+        const given = eventIdOf(step.value)
+        const problem = given === undefined ? undefined : eventIdProblem(given)
         try {
-          data = write(step.value)
+          if (problem) throw new Error(problem)
+          data = write(eventValueOf(step.value))
         } catch (error) {
-          // An event its `output` schema cannot write: logged, the stream ends with the 500's envelope.
+          // An event its `output` schema cannot write (or an id that would break the framing): logged,
+          // the stream ends with the 500's envelope.
           stream.close(fail.outputMismatch(name, (error as Error).message))
           return
         }
         wrote = true
-        pending += `id: ${id++}\nevent: message\ndata: ${data}\n\n`
+        const eventId = given ?? String(id)
+        id++
+        pending += `id: ${eventId}\nevent: message\ndata: ${data}\n\n`
         if (pending.length >= FLUSH_AT) {
           if (!flush()) return
         } else if (!flushing) {
@@ -262,6 +276,7 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
 
   reply.code(200).headers(SSE_HEADERS)
   if (reply.raw.sendDate && !reply.hasHeader('date')) reply.header('date', httpDate())
+  body.push(RETRY)
   // Sent outside the request scope (the endpoint's routes have no hook that moves the write out of it:
   // plugins/request-scope.ts, `scopesItsExecution`).
   return outsideRequestScope(() => reply.send(body))
@@ -312,6 +327,10 @@ export function createStreamDispatch(app: FastifyInstance, options: StreamDispat
     const { service, action, payload } = request
     if (!acceptsEventStream(reply.request)) return failureAnswer(reply, fail.notAcceptable(entry.name))
     if (registry.closing) return failureAnswer(reply, fail.shuttingDown())
+    const lastEventId = resumeFrom(reply.request)
+    // A reconnecting client (`Last-Event-ID`): 204 stops it (WHATWG) when its stream had ended, or
+    // when the action cannot resume: a standard client never runs an action twice that did not opt in.
+    if (lastEventId !== undefined && (lastEventId === END_EVENT_ID || entry.action.resumable !== true)) return reply.code(204).send()
     const clientKey = options.clientKey?.(reply.request)
     if (!reserveStreamSlot(registry, clientKey, settings.maxPerClient)) return failureAnswer(reply, fail.tooManyStreams(settings.maxPerClient))
     // The slot is held while the gate runs; sendStream owns it once the stream starts.
@@ -337,7 +356,9 @@ export function createStreamDispatch(app: FastifyInstance, options: StreamDispat
     }
     let outcome: ReturnType<Engine['execute']>
     try {
-      outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
+      const store = requestStoreOf(reply.request, reply, context)
+      if (lastEventId !== undefined) store.lastEventId = lastEventId
+      outcome = engine.execute(service, action, payload, context, { request: store })
     } catch (error) {
       free()
       throw error
@@ -349,4 +370,11 @@ export function createStreamDispatch(app: FastifyInstance, options: StreamDispat
         })
       : started(outcome)
   }
+}
+
+/** The `Last-Event-ID` of a reconnecting SSE client, or undefined (an empty one says nothing: WHATWG). */
+function resumeFrom(request: FastifyRequest): string | undefined {
+  const header = request.headers['last-event-id']
+  const value = Array.isArray(header) ? header[0] : header
+  return value === undefined || value === '' ? undefined : value
 }

@@ -196,7 +196,7 @@ for (const route of ['its route', 'the endpoint']) t.test(`a finished stream on 
   await coldDateCache()
   const answer = await send(agent, port, 'POST', path, { 'content-type': 'application/json', accept: 'text/event-stream' }, JSON.stringify(payload))
   t.equal(answer.status, 200)
-  t.equal(answer.text, `id: 0\nevent: message\ndata: {"size":200000}\n\nid: 1\nevent: message\ndata: "two"\n\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('mem', 'tick'), data: { result: 'end' } })}\n\n`)
+  t.equal(answer.text, `retry: 3000\n\nid: 0\nevent: message\ndata: {"size":200000}\n\nid: 1\nevent: message\ndata: "two"\n\nid: end\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('mem', 'tick'), data: { result: 'end' } })}\n\n`)
 
   await collect(seen, body)
   t.equal(agent.freeSockets[Object.keys(agent.freeSockets)[0]]?.length, 1, 'the connection is still open')

@@ -78,8 +78,9 @@ t.test('events arrive in order with ids, then the done event with the final enve
     ['0', 'message', '{"i":0}'],
     ['1', 'message', '{"i":1}'],
     ['2', 'message', '{"i":2}'],
-    [undefined, 'done', JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 3 } })],
+    ['end', 'done', JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 3 } })],
   ])
+  t.equal(stream.text().split('\n\n')[0], 'retry: 3000', 'the stream starts with the reconnection delay')
 })
 
 /** A fresh server on a real socket; closed at the end of the test. */
@@ -98,7 +99,7 @@ t.test('the one endpoint streams too, for intent execute with Accept: text/event
   await stream.ended
   t.equal(stream.status, 200)
   t.same(stream.events.map((e) => e.data), ['{"i":0}', '{"i":1}', JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 1 } })])
-  t.equal(stream.text().split('\n\n')[0], 'id: 0\nevent: message\ndata: {"i":0}', 'the exact wire format of an event')
+  t.equal(stream.text().split('\n\n')[1], 'id: 0\nevent: message\ndata: {"i":0}', 'the exact wire format of an event')
 })
 
 t.test('without Accept: text/event-stream a streaming action answers 406, naming the header', async (t) => {
@@ -132,7 +133,7 @@ t.test('content negotiation as RFC 9110 has it: no Accept, */* and text/* stream
   // fetch's own default Accept is `*/*`: a plain fetch over a socket reads the events.
   const response = await fetch(`http://127.0.0.1:${port}/api/services/streams/count`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 1 }) })
   t.equal(response.status, 200)
-  t.equal(await response.text(), `id: 0\nevent: message\ndata: {"i":0}\n\nevent: done\ndata: ${done}\n\n`)
+  t.equal(await response.text(), `retry: 3000\n\nid: 0\nevent: message\ndata: {"i":0}\n\nid: end\nevent: done\ndata: ${done}\n\n`)
 })
 
 t.test('refusals before the first event are JSON envelopes with their usual status', async (t) => {
@@ -446,5 +447,5 @@ t.test('app.inject reads a whole finite stream (tests need no socket)', async (t
   const response = await server.app.inject({ method: 'POST', url: '/api/services', headers: { accept: 'text/event-stream' }, payload: endpoint('count', { n: 1 }) })
   t.equal(response.statusCode, 200)
   t.equal(response.headers['content-type'], 'text/event-stream; charset=utf-8')
-  t.equal(response.body, `id: 0\nevent: message\ndata: {"i":0}\n\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 0 } })}\n\n`)
+  t.equal(response.body, `retry: 3000\n\nid: 0\nevent: message\ndata: {"i":0}\n\nid: end\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('streams', 'count'), data: { sum: 0 } })}\n\n`)
 })

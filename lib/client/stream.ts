@@ -84,7 +84,8 @@ export function openEventStream(response: Response, control: StreamControl): { s
           if (stop) throw fail(stop) // a fetch that ignores its signal (app.fetch) still stops here
           const event = queue[index]!
           const next = interpret(event)
-          lastEventId = event.id
+          // The id of the last value event (the final one's, `end`, only says the stream is over).
+          if (event.event === 'message') lastEventId = event.id
           if (next === 'done') return
           if (next !== 'skip') yield next.value
           if (closing) return

@@ -168,5 +168,5 @@ t.test('a streaming action behind a path middleware: encoded and absolute-form t
   t.equal(runs, 0, 'the generator never ran')
   const allowed = await rawRequest(port, 'POST', '/api/services/%6Cive/ticks', { ...sse, 'x-live': 'yes' }, '{}')
   t.equal(allowed.status, 200)
-  t.match(allowed.body, /^id: 0\nevent: message\ndata: 1\n\nid: 1\nevent: message\ndata: 2\n\nevent: done\n/)
+  t.match(allowed.body, /^retry: 3000\n\nid: 0\nevent: message\ndata: 1\n\nid: 1\nevent: message\ndata: 2\n\nid: end\nevent: done\n/)
 })

@@ -212,7 +212,7 @@ t.test('SSE Accept past the header limit is a 431 from Node, and the server keep
   t.same(stream.events.map((e) => e.data), streamed(1))
 })
 
-t.test('Last-Event-ID garbage is ignored: the stream starts at id 0, a plain action answers as usual', async (t) => {
+t.test('Last-Event-ID garbage: a streaming action that is not resumable answers 204 and does not run, a plain action answers as usual', async (t) => {
   const { port } = await listen(t)
   const garbage = [
     'x'.repeat(8 * 1024),
@@ -222,16 +222,13 @@ t.test('Last-Event-ID garbage is ignored: the stream starts at id 0, a plain act
     "1; DROP TABLE streams; --",
     Buffer.from('é✓名前🙂', 'utf8').toString('latin1'), // raw UTF-8 bytes on the wire
     'ÿþ\u00a0\u00ff',
-    '\t \t',
     '../../etc/passwd',
     '%00%0d%0a',
   ]
   for (const lastEventId of garbage) {
     for (const [path, body] of both('ticks', { n: 2 })) {
-      const stream = await openStream(port, path, body, { accept: 'text/event-stream', 'last-event-id': lastEventId })
-      await stream.ended
-      t.equal(stream.status, 200, `${path} Last-Event-ID ${lastEventId.slice(0, 30)}`)
-      t.same(stream.events.map((e) => [e.id, e.data]), streamed(2).map((data, i) => [i < 2 ? String(i) : undefined, data]))
+      const answer = await read(await openStream(port, path, body, { accept: 'text/event-stream', 'last-event-id': lastEventId }))
+      t.same(answer, { status: 204, type: undefined, text: '' }, `${path} Last-Event-ID ${lastEventId.slice(0, 30)}`)
     }
     for (const [path, body] of both('plain', { x: 'y' })) {
       const answer = await read(await openStream(port, path, body, { accept: 'text/event-stream', 'last-event-id': lastEventId }))

@@ -125,7 +125,7 @@ t.test('new --from <tarball> --auth writes the project and installs it', { skip:
   t.ok(existsSync(join(project, 'node_modules', 'fastify-actions', 'package.json')))
   const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'))
   t.equal(manifest.dependencies['fastify-actions'], `file:${packed.tarball}`)
-  t.same(Object.keys(manifest.scripts).sort(), ['build', 'db:generate', 'db:migrate', 'dev', 'start', 'test', 'typecheck'])
+  t.same(Object.keys(manifest.scripts).sort(), ['build', 'check', 'contract', 'db:generate', 'db:migrate', 'dev', 'start', 'test', 'typecheck'])
   const readme = await readFile(join(project, 'README.md'), 'utf8')
   t.match(readme, /^npm install && npm start\nnpm test\n/)
 })
@@ -139,6 +139,13 @@ t.test('the project type-checks under --strict and passes its own tests on PGlit
   const summary = tapSummary(test.stdout)
   t.ok(summary && summary.total >= 10 && summary.pass === summary.total, `tests ran and passed: ${JSON.stringify(summary)}`)
   t.comment(`npm test: ${Date.now() - started} ms`)
+})
+
+t.test("the project's contract.json is its own: fastify-actions diff (the end of npm run check) finds nothing", { skip: skipScaffold }, async (t) => {
+  t.ok(existsSync(join(project, 'contract.json')), 'the template commits its snapshot')
+  const diff = await npm(['exec', '--', 'fastify-actions', 'diff'], { PGLITE_DIR: 'memory://' })
+  t.equal(diff.code, 0, 'fastify-actions diff', { stdout: diff.stdout.slice(-4000), stderr: diff.stderr.slice(-2000) })
+  t.equal(diff.stdout, 'No changes against contract.json.\n')
 })
 
 t.test('npm start serves on PGlite: GET /status, tasks.create and tasks.list over a socket; SIGTERM closes it', { skip: skipScaffold }, async (t) => {

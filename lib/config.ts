@@ -50,6 +50,9 @@ export const DEFAULTS = Object.freeze({
     maxDepth: 64,
     /** Static files: a symbolic link that leaves `staticDir` answers 404 unless this is true. */
     staticFollowSymlinks: false,
+    /** `rest.compression`: br and gzip answers of this many bytes or more (smaller ones stay raw). */
+    compressionThreshold: 1024,
+    compressionEncodings: Object.freeze(['br', 'gzip'] as const),
   }),
   /** `rest.streams`: streaming actions over Server-Sent Events (docs/streaming.md). */
   streams: Object.freeze({

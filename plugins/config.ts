@@ -182,6 +182,20 @@ export interface McpConfig {
   maxStreamEvents?: number
 }
 
+/** `rest.compression` as an object. */
+export interface CompressionConfig {
+  /** Answers smaller than this many bytes are sent raw (default 1024). */
+  threshold?: number
+  /** The codings offered, in order of preference (default `['br', 'gzip']`). */
+  encodings?: Array<'br' | 'gzip' | 'deflate'>
+}
+
+/** `rest.compression` resolved; absent when off. */
+export interface ResolvedCompression {
+  readonly threshold: number
+  readonly encodings: ReadonlyArray<'br' | 'gzip' | 'deflate'>
+}
+
 /** `rest.openapi`: the OpenAPI 3.1 document, the reference page and the per-action routes (docs/openapi.md). */
 export interface OpenApiConfig {
   /** Serve `GET {baseUrl}/openapi.json` (default false). Needs `rest.discovery.enabled`. */
@@ -264,6 +278,11 @@ export interface RestConfig {
   streams?: StreamsConfig
   /** Idempotency keys: the store (memory, Redis or yours), how long answers are kept (docs/idempotency.md). */
   idempotency?: IdempotencyConfig
+  /**
+   * Response compression of the endpoint, the per-action routes, the OpenAPI document and the reference
+   * page (docs/server.md): on by default (br, then gzip, for answers of 1 KiB or more); `false` for none.
+   */
+  compression?: boolean | CompressionConfig
   /** Fastify's own server options, for `createServer` (the plugin runs on your instance and ignores them). */
   fastify?: FastifyOptions
 }
@@ -326,6 +345,7 @@ export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
   requestTimeout: true,
   maxDepth: true,
   staticFollowSymlinks: true,
+  compression: Object.freeze({ threshold: true, encodings: true } satisfies KeyTable<CompressionConfig>),
   underPressure: Object.freeze({
     maxEventLoopDelay: true,
     maxEventLoopUtilization: true,
@@ -406,6 +426,8 @@ export interface ResolvedRest {
   readonly underPressure?: ResolvedUnderPressure
   readonly streams: ResolvedStreams
   readonly idempotency: ResolvedIdempotency
+  /** Absent when `rest.compression` is false. */
+  readonly compression?: ResolvedCompression
   readonly fastify: FastifyOptions
 }
 
@@ -652,6 +674,23 @@ export function resolveRest(rest: RestConfig, serverName = ''): ResolvedRest {
     underPressure: resolveUnderPressure(rest.underPressure),
     streams: resolveStreams(rest.streams),
     idempotency: resolveIdempotency(rest.idempotency),
+    compression: resolveCompression(rest.compression),
     fastify,
   })
+}
+
+const CODINGS = new Set(['br', 'gzip', 'deflate'])
+
+/** `rest.compression`: `true` or absent for the defaults, `false` for none. */
+function resolveCompression(config: RestConfig['compression']): ResolvedCompression | undefined {
+  if (config === false) return undefined
+  if (config !== undefined && config !== true && (typeof config !== 'object' || config === null)) throw configError('rest.compression', 'must be a boolean or { threshold, encodings }', config)
+  const given = typeof config === 'object' ? config : {}
+  const threshold = given.threshold ?? DEFAULTS.rest.compressionThreshold
+  if (!Number.isInteger(threshold) || threshold < 0) throw configError('rest.compression.threshold', 'must be an integer of 0 or more (bytes)', threshold)
+  const encodings = given.encodings ?? DEFAULTS.rest.compressionEncodings
+  if (!Array.isArray(encodings) || encodings.length === 0 || !encodings.every((coding) => CODINGS.has(coding))) {
+    throw configError('rest.compression.encodings', "must be a non-empty list of 'br', 'gzip', 'deflate'", encodings)
+  }
+  return Object.freeze({ threshold, encodings: Object.freeze([...encodings]) })
 }

@@ -15,20 +15,26 @@ export function strongEtag(bytes: string | Uint8Array): string {
 }
 
 /**
- * Whether `If-None-Match` names this tag (RFC 9110 13.1.2: `*`, or a list compared weakly, so a
- * `W/` form of the same tag matches too, as a cache that compressed the answer may send it back).
+ * The tag of `If-None-Match` that names this representation, or undefined (RFC 9110 13.1.2: `*`, or a
+ * list compared weakly, so a `W/` form matches too). A tag this server gave a compressed answer
+ * (`"<tag>-br"`, plugins/compression.ts) names the same representation before its coding.
  */
-export function matchesIfNoneMatch(header: string | string[] | undefined, etag: string): boolean {
-  if (header === undefined) return false
+export function matchingTag(header: string | string[] | undefined, etag: string): string | undefined {
+  if (header === undefined) return undefined
   const value = Array.isArray(header) ? header.join(',') : header
-  if (value.trim() === '*') return true
+  if (value.trim() === '*') return etag
   const opaque = etag.replace(/^W\//, '')
   for (const raw of value.split(',')) {
     const tag = raw.trim().replace(/^W\//, '')
-    // @fastify/compress-style suffixes (`"x-gzip"`, `"x-br"`) name the same representation before encoding.
-    if (tag === opaque || tag.replace(/-(gzip|br|deflate)"$/, '"') === opaque) return true
+    if (tag === opaque) return etag
+    if (tag.replace(/-(gzip|br|deflate)"$/, '"') === opaque) return tag
   }
-  return false
+  return undefined
+}
+
+/** Whether `If-None-Match` names this tag (see `matchingTag`). */
+export function matchesIfNoneMatch(header: string | string[] | undefined, etag: string): boolean {
+  return matchingTag(header, etag) !== undefined
 }
 
 /**
@@ -38,7 +44,9 @@ export function matchesIfNoneMatch(header: string | string[] | undefined, etag: 
 export function answerFromCache(request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
   reply.header('etag', etag)
   if (request.method !== 'GET' && request.method !== 'HEAD') return false
-  if (!matchesIfNoneMatch(request.headers['if-none-match'], etag)) return false
-  reply.code(304).send()
+  const matched = matchingTag(request.headers['if-none-match'], etag)
+  if (matched === undefined) return false
+  // The 304 names what the client holds (a compressed answer's tag names its coding).
+  reply.header('etag', matched).code(304).send()
   return true
 }

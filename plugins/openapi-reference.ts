@@ -5,6 +5,7 @@ import scalar from '@scalar/fastify-api-reference'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { sendFailure } from './wire.js'
 import { createOpenApiGate, isGated, type OpenApiPluginOptions } from './openapi.js'
+import { useCompression } from './compression.js'
 import { answerFromCache, contentHash, IMMUTABLE, strongEtag } from './http-cache.js'
 import { concern } from './concern.js'
 
@@ -113,6 +114,7 @@ async function serveReference(app: FastifyInstance, options: OpenApiPluginOption
     done(null, payload)
   })
 
+  await useCompression(app, options.compression)
   await app.register(scalar, {
     routePrefix: page as `/${string}`,
     logLevel: 'warn',

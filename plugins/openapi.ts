@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Failure } from '../lib/errors.js'
-import type { ResolvedOpenApi } from './config.js'
+import type { ResolvedCompression, ResolvedOpenApi } from './config.js'
+import { useCompression } from './compression.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { sendFailure } from './wire.js'
 import { concern } from './concern.js'
@@ -11,6 +12,8 @@ export interface OpenApiPluginOptions {
   document: Record<string, unknown>
   openapi: ResolvedOpenApi
   discovery: { readonly enabled: boolean; readonly secret?: string }
+  /** `rest.compression`: absent for none. */
+  compression?: ResolvedCompression
 }
 
 /** The request header that carries the discovery secret to the document and the page. */
@@ -45,6 +48,7 @@ async function serveOpenApi(app: FastifyInstance, options: OpenApiPluginOptions)
   const etag = strongEtag(body)
   const gate = createOpenApiGate(options.discovery, options.openapi)
   const cacheControl = isGated(options) ? 'no-store' : 'no-cache'
+  await useCompression(app, options.compression)
   app.get(options.openapi.path, (request, reply) => {
     const refused = gate(request)
     if (refused) return sendFailure(reply, refused)

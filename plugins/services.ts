@@ -21,6 +21,8 @@ import { concern } from './concern.js'
 import { clientGone, httpPrincipal, keyFromHeaders, REPLAYED_HEADER, type IdempotencyGuard } from './idempotency.js'
 import type { StoredAnswer } from '../lib/idempotency.js'
 import { setupContentEncoding } from './content-encoding.js'
+import { useCompression } from './compression.js'
+import type { ResolvedCompression } from './config.js'
 
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is
@@ -49,6 +51,8 @@ export interface MultipartSupport {
 }
 
 export interface ServicesPluginOptions {
+  /** `rest.compression`: absent for none. */
+  compression?: ResolvedCompression
   engine: Engine
   context: ServerContext<any>
   baseUrl: string
@@ -204,6 +208,7 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   const dispatch = createDispatch(app, options)
   // gzip, deflate and br bodies decoded within the body limit; any other coding a 415.
   setupContentEncoding(app)
+  await useCompression(app, options.compression)
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')

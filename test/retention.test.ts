@@ -211,7 +211,8 @@ for (const route of ['its route', 'the endpoint']) t.test(`a finished stream on 
  * the hook that writes a synchronous send outside the scope (the tests above).
  */
 t.test("the endpoint's JSON routes carry no onSend hook; other routes keep writeOutsideScope", async (t) => {
-  const server = await buildServer({ rest: { openapi: { enabled: true, reference: false } } })
+  // Without response compression: with it, @fastify/compress's onSend is their only one (below).
+  const server = await buildServer({ rest: { openapi: { enabled: true, reference: false }, compression: false } })
   t.teardown(() => server.close())
   server.app.get('/custom', (_request, reply) => {
     reply.send('x')
@@ -234,6 +235,20 @@ t.test("the endpoint's JSON routes carry no onSend hook; other routes keep write
   }
   t.match(hooksOf.get('GET /custom'), /\(onSend\) \["writeOutsideScope\(\)"\]/, 'a custom route keeps it')
   t.match(hooksOf.get('GET /api/openapi.json'), /writeOutsideScope/, 'so do the document routes')
+})
+
+t.test("with compression on, @fastify/compress's onSend is the endpoint's only one", async (t) => {
+  const server = await buildServer({ rest: { openapi: { enabled: true, reference: false } } })
+  t.teardown(() => server.close())
+  await server.app.ready()
+  const routes = server.app.printRoutes({ includeHooks: true, commonPrefix: false })
+  // The JSON route's hook lines: from its own line to the next route's (the multipart one, same path).
+  const lines = routes.split('\n')
+  const start = lines.findIndex((line) => line.endsWith('/api/services (POST)'))
+  const end = lines.findIndex((line, i) => i > start && line.includes('(POST)'))
+  const hooks = lines.slice(start, end).join('\n')
+  t.match(hooks, /\(onSend\) \["onSend\(\)"\]/, 'one onSend: the compressor')
+  t.notMatch(hooks, /writeOutsideScope/)
 })
 
 /**

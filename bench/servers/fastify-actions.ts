@@ -101,6 +101,8 @@ const config: ServerConfig = {
     uploads: { allow: UPLOAD_ALLOW },
   },
 }
+// bench/compression.ts: the same server with response compression off (its A/B).
+if (process.env.BENCH_COMPRESSION === 'off') config.rest!.compression = false
 if (payloadWorkload) config.rest!.bodyLimit = PAYLOAD_BODY_LIMIT
 if (workload === 'upload-10mb') config.rest!.uploads = { allow: UPLOAD_ALLOW, limits: { maxFileSize: BIG_UPLOAD.maxFileSize } }
 if (workload === 'execute-protected') config.auth = { secret: JWT_SECRET }

@@ -188,8 +188,8 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   // One guard (and one store) for the endpoint, the per-action routes and MCP: a key means the same everywhere.
   const idempotency = engine.getServices().value.some((service) => service.actions.some((action) => action.idempotency)) ? createIdempotencyGuard(rest.idempotency) : undefined
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
-  await app.register(servicesPlugin, { engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate, streams: rest.streams, clientKey: streamClientKey(rest), idempotency })
-  if (rest.openapi) await registerOpenApi(app, rest.openapi, { engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
+  await app.register(servicesPlugin, { compression: rest.compression, engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate, streams: rest.streams, clientKey: streamClientKey(rest), idempotency })
+  if (rest.openapi) await registerOpenApi(app, rest.openapi, { compression: rest.compression, engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })
   if (rest.mcp) warnMcpListing(rest, logger)
   if (rest.mcp) await app.register((await loadMcp()).mcpPlugin, { engine, context, bodyLimit: rest.bodyLimit, config: rest.mcp, diagnostics, authenticate: auth?.authenticate, allowedOrigins: rest.allowedOrigins, maxDepth: rest.maxDepth, idempotency, clientKey: streamClientKey(rest) })
   if (rest.enableStatus) await app.register(statusPlugin, { serverName: config.serverName, underPressure: pressure })
@@ -225,6 +225,7 @@ function printUrlsOnListen(app: FastifyInstance, rest: NonNullable<ResolvedConfi
 }
 
 interface OpenApiParts {
+  compression: ResolvedRest['compression']
   engine: Engine
   baseUrl: string
   auth: ResolvedConfig['auth']
@@ -235,7 +236,7 @@ interface OpenApiParts {
 /** The OpenAPI document (`fastify-actions-openapi`) and, when on, its reference page (`fastify-actions-reference`). */
 async function registerOpenApi(app: FastifyInstance, openapi: NonNullable<NonNullable<ResolvedConfig['rest']>['openapi']>, parts: OpenApiParts): Promise<void> {
   const document = buildOpenApiDocument({ engine: parts.engine, openapi, baseUrl: parts.baseUrl, auth: parts.auth, rateLimited: parts.rateLimited })
-  const options = { document, openapi, discovery: parts.discovery }
+  const options = { document, openapi, discovery: parts.discovery, compression: parts.compression }
   await app.register(openApiPlugin, options)
   if (openapi.referencePath) await app.register((await loadReference()).referencePlugin, { ...options, path: openapi.referencePath })
 }

@@ -4,7 +4,7 @@
  */
 import { clientError, clientErrorCodes, clientMessages, messageOf } from './errors.js'
 import { clientProxy } from './proxy.js'
-import { createSend } from './request.js'
+import { createSend, type Send } from './request.js'
 import { Err } from './result.js'
 import type { CallOptions, Client, ClientOptions, ClientResult, DiscoveryOptions, ReservedNameCheck, ServiceShape, UploadInput } from './types.js'
 import { toUploadForm } from './upload-form.js'
@@ -20,6 +20,8 @@ export type * from './types.js'
  */
 export function createClient<T extends readonly ServiceShape[] = ServiceShape[]>(options: ClientOptions & ReservedNameCheck<T>): Client<T> {
   const send = createSend(options)
+  const idempotent = new Set(options.idempotent ?? [])
+  const retry = retryOf(options.retry)
 
   function execute(service: string, action: string, payload: unknown, call?: CallOptions): Promise<ClientResult<unknown>> {
     let body: string
@@ -29,7 +31,8 @@ export function createClient<T extends readonly ServiceShape[] = ServiceShape[]>
       // A BigInt or a cycle in the payload: an Err like every other failure, never a throw.
       return Promise.resolve(Err(clientError(clientErrorCodes.badInput, clientMessages.notSerializable(messageOf(error)), 0, error)))
     }
-    return send(body, call, true, true)
+    const key = call?.idempotencyKey ?? (idempotent.has(`${service}.${action}`) ? globalThis.crypto.randomUUID() : undefined)
+    return key === undefined ? send(body, call, true, true) : sendWithKey(send, body, call, key, retry)
   }
 
   function discover(intent: 'explore' | 'schema', service = '*', action = '*', call?: DiscoveryOptions) {
@@ -50,4 +53,35 @@ export function createClient<T extends readonly ServiceShape[] = ServiceShape[]>
     upload,
   })
   return clientProxy(methods, execute) as Client<T>
+}
+
+type Retry = { attempts: number; delay: number }
+
+const DEFAULT_RETRY: Retry = { attempts: 2, delay: 250 }
+
+function retryOf(option: ClientOptions['retry']): Retry {
+  if (option === false) return { attempts: 0, delay: 0 }
+  const count = (value: number | undefined, fallback: number) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : fallback)
+  return { attempts: count(option?.attempts, DEFAULT_RETRY.attempts), delay: count(option?.delay, DEFAULT_RETRY.delay) }
+}
+
+/** An answer that never arrived: the request may have run, so only a keyed call sends it again. After a first loss, a 409 (the first still running) too. */
+function answerLost(result: ClientResult<unknown>, retried: boolean): boolean {
+  if (result.ok) return false
+  const { code, httpStatus } = result.error
+  return code === clientErrorCodes.network || httpStatus === 502 || httpStatus === 503 || httpStatus === 504 || (retried && httpStatus === 409)
+}
+
+/** A call with an `Idempotency-Key`: sent, then sent again with the same key while its answer is lost, at most `retry.attempts` more times. */
+async function sendWithKey(send: Send, body: string, call: CallOptions | undefined, key: string, retry: Retry): Promise<ClientResult<unknown>> {
+  const headers = new Headers(call?.headers)
+  headers.set('idempotency-key', key)
+  const keyed: CallOptions = { ...call, headers }
+  let result = await send(body, keyed, true, true)
+  for (let attempt = 1; attempt <= retry.attempts && answerLost(result, attempt > 1); attempt++) {
+    if (call?.signal?.aborted) break
+    await new Promise((resolve) => setTimeout(resolve, retry.delay * attempt))
+    result = await send(body, keyed, true, true)
+  }
+  return result
 }

@@ -14,6 +14,11 @@ export interface CallOptions {
   timeout?: number
   /** Merged over the client's headers; `Content-Type` stays the client's. */
   headers?: HeadersInit
+  /**
+   * The `Idempotency-Key` of this call (docs/idempotency.md); a lost answer is then retried with it.
+   * Without it, calls of the actions in `ClientOptions.idempotent` get a fresh `crypto.randomUUID()`.
+   */
+  idempotencyKey?: string
 }
 
 export interface DiscoveryOptions extends CallOptions {
@@ -295,4 +300,12 @@ export interface ClientOptions {
   signal?: AbortSignal
   /** Sent as `payload.discoverySecret` with `explore` and `schema`. */
   discoverySecret?: string
+  /**
+   * The actions that declare `idempotency` on the server, as `'service.action'` (docs/idempotency.md):
+   * each call sends a fresh `Idempotency-Key` and, when its answer is lost (a network error, 502, 503,
+   * 504), is sent again with the same key, so it runs once.
+   */
+  idempotent?: readonly string[]
+  /** How a call with an idempotency key retries a lost answer: `attempts` more sends (default 2), `delay` ms times the attempt between them (default 250); `false` for none. */
+  retry?: false | { attempts?: number; delay?: number }
 }

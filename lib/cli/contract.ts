@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { consoleToStderr } from './console.js'
 import { CliError, usageError } from './errors.js'
-import { actionRoute, endpointOf } from './list.js'
+import { actionRoute } from './list.js'
 import type { Values } from './package.js'
 import { buildProjectServer, findProjectRoot, loadConfig } from './project.js'
 import { sortKeys } from './schema-changes.js'
@@ -70,19 +70,21 @@ async function toolsOf(inject: Inject, path: string): Promise<Array<Record<strin
 /** Builds the contract of the project at `root` from its config (the server is built, never listens). */
 export async function buildContract(root: string, configOption: string | undefined): Promise<Contract> {
   const config = await loadConfig(root, configOption)
-  const rest = (config.rest as Record<string, any> | undefined) ?? {}
-  const mcp = rest.mcp?.enabled === true ? (typeof rest.mcp.path === 'string' ? (rest.mcp.path.startsWith('/') ? rest.mcp.path : `/${rest.mcp.path}`) : `${rest.baseUrl ?? ''}/mcp`) : null
-  const { server, app } = await buildProjectServer(root, config, (own) => ({
+  const { server, app, resolved } = await buildProjectServer(root, config, (own) => ({
     ...own,
     discovery: { enabled: true },
     openapi: { ...own.openapi, enabled: true, reference: false, path: '/openapi.json' },
-    mcp: mcp ? { ...own.mcp, requireAuth: false } : undefined,
+    mcp: own.mcp ? { ...own.mcp, requireAuth: false } : undefined,
     rateLimiting: undefined,
     enableStatic: false,
   }))
   try {
     const inject = app.inject.bind(app) as Inject
-    const endpoint = `${rest.baseUrl ?? ''}/services`
+    // The base URL and the MCP path as the server resolved them. Whether it serves per-action routes
+    // is read from the config: the document is switched on here, which would switch them on too.
+    const { baseUrl } = resolved.config.rest
+    const mcp = resolved.config.rest.mcp?.path ?? null
+    const endpoint = `${baseUrl}/services`
     const schemas = await intent(inject, endpoint, { intent: 'schema', service: '*', action: '*', payload: { output: true } })
     const document = await inject({ method: 'GET', url: '/openapi.json' })
     if (document.statusCode !== 200) throw new CliError(`the OpenAPI document could not be built (HTTP ${document.statusCode})`)
@@ -96,7 +98,7 @@ export async function buildContract(root: string, configOption: string | undefin
         actions[key] = describeAction(service.name, action, schema, actionRoute(config, service.name, action), toolOf.get(key) ?? null)
       }
     }
-    return sortKeys({ contract: CONTRACT_VERSION, endpoint: endpointOf(config), mcp, actions, openapi: JSON.parse(document.body), tools }) as Contract
+    return sortKeys({ contract: CONTRACT_VERSION, endpoint: `POST ${endpoint}`, mcp, actions, openapi: JSON.parse(document.body), tools }) as Contract
   } finally {
     await server.close()
   }

@@ -5,6 +5,7 @@ import { abortReasons } from '../lib/cancellation.js'
 import { toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
 import type { Engine } from '../lib/engine.js'
 import { codeOf, fail } from '../lib/errors.js'
+import { messages } from '../lib/messages.js'
 import { outsideRequestScope, type ServerContext } from '../lib/context.js'
 import type { CompiledAction } from '../lib/registry.js'
 import type { Result } from '../lib/result.js'
@@ -136,6 +137,8 @@ export interface SendStreamOptions {
   registry: StreamRegistry
   /** The client key counted against `maxPerClient`, when rate limiting gives one: its slot was taken by `reserveStreamSlot`, released when the stream ends. */
   clientKey?: string
+  /** When (ms since the epoch) the token that opened the stream expires: the stream ends then, with a 401 `error` event. */
+  expiresAt?: number
 }
 
 /**
@@ -161,10 +164,15 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   keepAlive.unref()
   const deadline = setTimeout(() => stream.close(fail.streamDuration(name, settings.maxDuration), abortReasons.timeout(settings.maxDuration)), settings.maxDuration)
   deadline.unref()
+  // A stream's identity stays valid: it ends when the token that opened it expires (before maxDuration).
+  const untilExpiry = options.expiresAt === undefined ? Infinity : Math.max(0, options.expiresAt - Date.now())
+  const expiry = untilExpiry < settings.maxDuration ? setTimeout(() => stream.close(fail.auth(messages.authReasons.expired)), untilExpiry) : undefined
+  expiry?.unref()
 
   const release = () => {
     clearInterval(keepAlive)
     clearTimeout(deadline)
+    clearTimeout(expiry)
     if (registry.open.delete(stream)) releaseStreamSlot(registry, clientKey)
   }
 
@@ -352,11 +360,12 @@ export function createStreamDispatch(app: FastifyInstance, options: StreamDispat
         return registry.closing ? failureAnswer(reply, fail.shuttingDown()) : reply
       }
       held = false
-      return sendStream(reply, stream, { entry, settings, registry, clientKey })
+      const exp = store.auth?.claims.exp
+      return sendStream(reply, stream, { entry, settings, registry, clientKey, expiresAt: typeof exp === 'number' ? exp * 1000 : undefined })
     }
     let outcome: ReturnType<Engine['execute']>
+    const store = requestStoreOf(reply.request, reply, context)
     try {
-      const store = requestStoreOf(reply.request, reply, context)
       if (lastEventId !== undefined) store.lastEventId = lastEventId
       outcome = engine.execute(service, action, payload, context, { request: store })
     } catch (error) {

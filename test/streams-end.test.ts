@@ -4,7 +4,8 @@
  */
 import t from 'tap'
 import { connect, type Socket } from 'node:net'
-import { createAction, createService } from '../lib/index.js'
+import { createAction, createService, getActions, messages } from '../lib/index.js'
+import { openStream } from './helpers/sse.js'
 import { buildServer } from './helpers/server.js'
 
 const CHUNK = 'x'.repeat(64 * 1024)
@@ -53,7 +54,7 @@ const connections = (server: { app: { server: { getConnections: (cb: (error: Err
 const within = (closed: Promise<void>, ms: number) => Promise.race([closed.then(() => true), pause(ms).then(() => false)])
 
 t.test('after maxDuration, a reader that does not take the final event loses its socket after endTimeout', async (t) => {
-  const { server, port } = await listen({ maxDuration: 400, endTimeout: 300 })
+  const { server, port } = await listen({ maxDuration: 3000, endTimeout: 300 })
   t.teardown(() => server.close())
   const before = state.finished
   const { socket, closed } = await pausedReader(port)
@@ -100,4 +101,31 @@ t.test('a reader that takes the final event keeps it: the end is written, then t
   t.ok(await within(ended, 30_000), 'the chunked response ended')
   t.match(tail, /event: error\ndata: \{"status":false,"message":"Stream 'ends\.flood' ended after its longest duration of 300ms"/)
   t.notOk(socket.destroyed, 'the connection stays open for the next request')
+})
+
+t.test('a stream ends when the token that opened it expires: an error event saying so', async (t) => {
+  const ticks = createAction({
+    name: 'ticks',
+    description: 'A tick every 50 ms for 6 s',
+    isProtected: true,
+    handler: async function* () {
+      for (let i = 0; i < 120; i++) {
+        await pause(50)
+        yield i
+      }
+      return { ticks: 120 }
+    },
+  })
+  const server = await buildServer({ services: [createService({ name: 'guarded', description: 'auth', actions: [ticks] })], auth: { secret: 'a-long-random-secret-for-the-stream-expiry-test' }, rest: { openapi: { actionRoutes: true } } })
+  t.teardown(() => server.close())
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (server.app.server.address() as { port: number }).port
+  const token = getActions(server.app).jwt!.sign({ sub: 'ada' }, { expiresIn: 2 })
+  const stream = await openStream(port, '/api/services/guarded/ticks', {}, { accept: 'text/event-stream', authorization: `Bearer ${token}` })
+  await stream.ended
+  t.equal(stream.status, 200)
+  const last = stream.events.at(-1)!
+  t.same([last.id, last.event, JSON.parse(last.data)], ['end', 'error', { status: false, message: messages.authFailed(messages.authReasons.expired), data: {} }])
+  const ticked = stream.events.length - 1
+  t.ok(ticked > 0 && ticked < 120, `${ticked} events before the token expired, not all 120`)
 })

@@ -32,6 +32,8 @@ export interface ExampleSettings {
   REDIS_URL?: string
   /** On SIGTERM, how long `GET /status` answers 503 before the listener closes (0: close at once). */
   SHUTDOWN_DRAIN_MS?: string
+  /** The longest an action may run before it answers 504, in ms (10000). */
+  ACTION_TIMEOUT_MS?: string
   /** `1`: load shedding (`rest.underPressure`) with its default thresholds. */
   LOAD_SHEDDING?: string
   /** Heap use in MiB above which requests answer 503 (turns load shedding on). */
@@ -102,6 +104,7 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
   const windowMs = integerSetting(settings, 'RATE_LIMIT_WINDOW_MS') ?? 60_000
   const maxHeapUsedMb = integerSetting(settings, 'MAX_HEAP_USED_MB')
   const drainMs = integerSetting(settings, 'SHUTDOWN_DRAIN_MS', 0) ?? 0
+  const actionTimeout = integerSetting(settings, 'ACTION_TIMEOUT_MS') ?? 10_000
   const database = await openDatabase(settings)
   console.log(`Database: ${database.description}`)
   if (!settings.JWT_SECRET) console.log('JWT_SECRET is not set: tokens are signed with a random secret and end with this process')
@@ -118,6 +121,8 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
     // The page signs in with an HttpOnly cookie; account.login also answers the token for API callers.
     auth: { secret: settings.JWT_SECRET || randomBytes(32).toString('base64url'), method: 'cookie' },
     onBoot: { fn: () => setupDatabase(database.db) },
+    // A stalled database answers 504 instead of holding the request.
+    actionTimeout,
     rest: {
       ...exampleSurfaces,
       host,

@@ -37,7 +37,8 @@ export interface DatabaseSettings {
 /** PostgreSQL when DATABASE_URL is set, else PGlite persisted under ./data: nothing to install. */
 export async function openDatabase(settings: DatabaseSettings = process.env): Promise<Database> {
   if (settings.DATABASE_URL) {
-    const pool = new pg.Pool({ connectionString: settings.DATABASE_URL })
+    // Fail fast when PostgreSQL stalls: 5 s to get a connection, 10 s for a statement (server side).
+    const pool = new pg.Pool({ connectionString: settings.DATABASE_URL, connectionTimeoutMillis: 5_000, statement_timeout: 10_000 })
     // An idle client dropped by the server (a restart, a failover) must not end the process.
     pool.on('error', (error) => console.error(`[database] idle client error: ${error.message}`))
     return {

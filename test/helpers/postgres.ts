@@ -104,6 +104,27 @@ function launch(bin: string, dataDir: string, port: number, user: { uid: number;
 export interface PostgresServer {
   url: string
   stop: () => Promise<void>
+  /** SIGSTOP / SIGCONT to the postmaster and every backend: the server stalls, then goes on. */
+  pause: () => void
+  resume: () => void
+}
+
+/** The postmaster (its pid is the first line of postmaster.pid) and its children, read from /proc. */
+function clusterPids(dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so read after the last ')'.
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+  return [postmaster, ...children]
 }
 
 /** A throwaway cluster: initdb into a temp directory, `postgres` on a free loopback port, removed on stop. */
@@ -137,8 +158,20 @@ export async function startCluster(bin: string): Promise<PostgresServer> {
   }
   process.once('exit', onExit)
   let stopped: Promise<void> | undefined
+  const signalAll = (signal: NodeJS.Signals) => {
+    if (!existsSync(join(dataDir, 'postmaster.pid'))) return // stopped already
+    for (const pid of clusterPids(dataDir)) {
+      try {
+        process.kill(pid, signal)
+      } catch {
+        // A backend that ended between the listing and the signal.
+      }
+    }
+  }
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    pause: () => signalAll('SIGSTOP'),
+    resume: () => signalAll('SIGCONT'),
     stop() {
       stopped ??= (async () => {
         process.off('exit', onExit)

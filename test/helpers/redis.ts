@@ -8,6 +8,9 @@ export interface RedisInstance {
   readonly port: number
   /** Stops the server and waits for the process to exit; safe to call twice. */
   stop: () => Promise<void>
+  /** SIGSTOP / SIGCONT: the server stalls (connections stay open, nothing answers), then goes on. */
+  pause: () => void
+  resume: () => void
 }
 
 const START_TIMEOUT_MS = 10_000
@@ -84,6 +87,8 @@ export async function startRedis(port?: number): Promise<RedisInstance> {
   let stopped: Promise<void> | undefined
   return {
     port: chosen,
+    pause: () => void (running.exitCode === null && running.signalCode === null && running.kill('SIGSTOP')),
+    resume: () => void (running.exitCode === null && running.signalCode === null && running.kill('SIGCONT')),
     stop() {
       stopped ??= (async () => {
         if (running.exitCode !== null || running.signalCode !== null) return

@@ -1,7 +1,7 @@
 /** `fastify-actions new <dir>`: copies the project template (placeholders filled in) and installs it. */
 import { spawn } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { CliError, usageError } from './errors.js'
 import { ownPackage, type Values } from './package.js'
@@ -27,16 +27,32 @@ async function filesUnder(dir: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name)))
 }
 
-/** The spec written for fastify-actions: a path given on the command line becomes an absolute `file:` spec. */
-function specOf(from: string | undefined, version: string): string {
-  if (from === undefined) return `^${version}`
+/** A path on the command line (a tarball or a package folder), or undefined for an npm spec (a version range, a tag). */
+function localPath(from: string | undefined): string | undefined {
+  if (from === undefined) return undefined
   if (from === '') throw new CliError('--from needs an npm spec: a version range, a tarball or a folder')
-  if (/^(\.|\/|~)/.test(from) || from.endsWith('.tgz') || existsSync(from)) {
-    const path = resolve(from.replace(/^file:/, ''))
-    if (!existsSync(path)) throw new CliError(`--from ${from}: no such file or folder`)
-    return `file:${path}`
+  if (!(/^(\.|\/|~|file:)/.test(from) || from.endsWith('.tgz') || existsSync(from))) return undefined
+  const path = resolve(from.replace(/^file:/, ''))
+  if (!existsSync(path)) throw new CliError(`--from ${from}: no such file or folder`)
+  return path
+}
+
+/**
+ * The tarball of a local fastify-actions, inside the project (`<target>/fastify-actions-<version>.tgz`):
+ * a tarball is copied, a folder packed (`npm pack`). A `file:` spec pointing outside the project would
+ * break the image build (Docker sees the project only) and any other machine.
+ */
+async function vendorTarball(path: string, target: string): Promise<string> {
+  await mkdir(target, { recursive: true })
+  if (statSync(path).isFile()) {
+    const name = basename(path)
+    await copyFile(path, join(target, name))
+    return name
   }
-  return from
+  const packed = await npm(['pack', '--silent', '--pack-destination', target], path)
+  const name = packed.stdout.trim().split('\n').pop()
+  if (packed.code !== 0 || !name || !existsSync(join(target, name))) throw new CliError(`--from ${path}: npm pack failed (exit ${packed.code})`)
+  return name
 }
 
 /** Writes the template into `target`; answers the files written (relative paths). */
@@ -59,12 +75,15 @@ export async function writeProject(target: string, options: { name: string; spec
   return [...written].sort()
 }
 
-function npmInstall(cwd: string): Promise<number | null> {
+/** Runs npm in `cwd`: its exit code, and its stdout when `capture` (else stdout is the terminal's). */
+function npm(args: string[], cwd: string, capture = true): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolvePromise, reject) => {
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-    const child = spawn(npm, ['install'], { cwd, stdio: ['ignore', 'inherit', 'inherit'] })
+    const command = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+    const child = spawn(command, args, { cwd, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'] })
+    let stdout = ''
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
     child.once('error', reject)
-    child.once('exit', (code) => resolvePromise(code))
+    child.once('exit', (code) => resolvePromise({ code, stdout }))
   })
 }
 
@@ -78,13 +97,14 @@ export async function run(values: Values, positionals: string[]): Promise<void> 
     if (!statSync(target).isDirectory() || (await readdir(target)).length > 0) throw new CliError(`${dir} already exists and is not empty`)
   }
   const name = checkPackageName(basename(target))
-  const spec = specOf(values.from as string | undefined, ownPackage().version)
+  const local = localPath(values.from as string | undefined)
+  const spec = local ? `file:${await vendorTarball(local, target)}` : ((values.from as string | undefined) ?? `^${ownPackage().version}`)
   const auth = values.auth === true
   const files = await writeProject(target, { name, spec, auth })
   process.stdout.write(`Created ${name} in ${target} (${files.length} files${auth ? ', with auth' : ''})\n`)
   if (values['no-install'] !== true) {
     process.stdout.write('Installing dependencies (npm install)...\n')
-    const code = await npmInstall(target)
+    const { code } = await npm(['install'], target, false)
     if (code !== 0) throw new CliError(`npm install failed (exit ${code}): the files are written, run npm install in ${dir}`)
   }
   const steps = [`cd ${dir}`, ...(values['no-install'] === true ? ['npm install'] : []), 'npm start', 'npm test']

@@ -8,9 +8,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Validator } from '@seriousme/openapi-schema-validator'
@@ -79,7 +79,7 @@ async function start(env: Record<string, string>) {
   let origin: string | undefined
   while (!origin) {
     if (child.exitCode !== null) throw new Error(`npm start ended with ${child.exitCode}:\n${output}`)
-    origin = /^Listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(output)?.[1]
+    origin = /^POST (http:\/\/127\.0\.0\.1:\d+)\/api\/services$/m.exec(output)?.[1]
     if (!origin) await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return {
@@ -124,7 +124,9 @@ t.test('new --from <tarball> --auth writes the project and installs it', { skip:
   t.match(result.stdout, /Next:\n  cd my-app\n  npm start\n  npm test\n/)
   t.ok(existsSync(join(project, 'node_modules', 'fastify-actions', 'package.json')))
   const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'))
-  t.equal(manifest.dependencies['fastify-actions'], `file:${packed.tarball}`)
+  // The tarball travels with the project (an image build sees the project only).
+  t.equal(manifest.dependencies['fastify-actions'], `file:${basename(packed.tarball)}`)
+  t.ok(existsSync(join(project, basename(packed.tarball))), 'the tarball is inside the project')
   t.same(Object.keys(manifest.scripts).sort(), ['build', 'check', 'contract', 'db:generate', 'db:migrate', 'dev', 'start', 'test', 'typecheck'])
   const readme = await readFile(join(project, 'README.md'), 'utf8')
   t.match(readme, /^npm install && npm start\nnpm test\n/)
@@ -152,7 +154,28 @@ t.test('npm start serves on PGlite: GET /status, tasks.create and tasks.list ove
   const server = await start({ PGLITE_DIR: 'memory://' })
   await checkRunning(t, server.origin).catch((error: Error) => t.fail(error.message, { output: server.output() }))
   t.match(server.output(), /Database: PGlite in memory:\/\//)
+  // One block, after listen, with the port taken (PORT=0), every route that is on, no other URL.
+  const o = server.origin
+  t.ok(server.output().includes(`\nPOST ${o}/api/services\nGET ${o}/status\nGET ${o}/api/openapi.json\nGET ${o}/api/reference\nPOST ${o}/api/mcp\n`), 'the URL block', { output: server.output() })
+  t.notMatch(server.output(), /:0\/|Listening on/, 'no URL with port 0, no second listening line')
   t.match(await server.stop(), /\nServer closed\n/, 'SIGTERM: in-flight requests done, database closed, a clean exit')
+})
+
+t.test('npm start: a setting that cannot be used is one line and exit 1; .env is loaded when present', { skip: skipScaffold }, async (t) => {
+  for (const [env, line] of [
+    [{ PORT: 'abc' }, 'fastify-actions: PORT must be an integer from 0 to 65535, got "abc"'],
+    [{ RATE_LIMIT: 'abc' }, 'fastify-actions: RATE_LIMIT must be an integer of at least 1, got "abc"'],
+    [{ DATABASE_URL: 'notaurl' }, 'fastify-actions: DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@localhost:5432/app (unset: embedded PGlite)'],
+  ] as const) {
+    const result = await npm(['start'], { PGLITE_DIR: 'memory://', ...env })
+    t.not(result.code, 0, `${Object.keys(env)[0]}: the start fails`)
+    t.ok(result.stderr.split('\n').includes(line), line, { stderr: result.stderr })
+    t.notMatch(result.stderr, /\n\s+at /, 'no stack')
+  }
+  await writeFile(join(project, '.env'), 'RATE_LIMIT=many\n')
+  t.teardown(() => rm(join(project, '.env'), { force: true }))
+  const fromFile = await npm(['start'], { PGLITE_DIR: 'memory://' })
+  t.ok(fromFile.stderr.split('\n').includes('fastify-actions: RATE_LIMIT must be an integer of at least 1, got "many"'), '.env was read', { stderr: fromFile.stderr })
 })
 
 t.test('the CLI refuses to write over the project', { skip: skipScaffold }, async (t) => {

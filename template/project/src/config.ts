@@ -5,6 +5,7 @@ import type { ServerConfig } from 'fastify-actions'
 import { Redis } from 'ioredis'
 import { migrateDatabase, openDatabase, type Db } from './db/client.js'
 import { requireSecrets } from './secrets.js'
+import { integerSetting } from './settings.js'
 import { services } from './services/index.js'
 
 // The server's config: src/server.ts gives it to createServer, and the fastify-actions CLI reads it
@@ -36,7 +37,7 @@ const config = {
   services,
   resources: { database: database.db },
   // No action holds a request longer than this (504 after it): a stalled database answers, not hangs.
-  actionTimeout: Number(env.ACTION_TIMEOUT_MS ?? 10_000),
+  actionTimeout: integerSetting(env, 'ACTION_TIMEOUT_MS', 10_000),
   // Migrations run at every start, on PGlite and PostgreSQL alike. PGlite's first set-up of an
   // empty data directory takes seconds, more on a loaded machine: the limit leaves room for it.
   onBoot: { fn: () => migrateDatabase(database.db), maxWaitTime: 120_000 },
@@ -47,14 +48,16 @@ const config = {
   rest: {
     baseUrl: '/api',
     host: env.HOST ?? '127.0.0.1',
-    port: Number(env.PORT ?? 8000),
-    allowedOrigins: (env.ALLOWED_ORIGINS ?? 'http://localhost:3000').split(',').map((origin) => origin.trim()).filter(Boolean),
+    // PORT=0 takes any free port: the URLs printed once it listens name the one taken.
+    port: integerSetting(env, 'PORT', 8000, 0, 65535),
+    // The dev servers of Vite (5173) and Next.js (3000) by default.
+    allowedOrigins: (env.ALLOWED_ORIGINS ?? 'http://localhost:5173,http://localhost:3000').split(',').map((origin) => origin.trim()).filter(Boolean),
     enableStatus: true,
     // explore/schema and the OpenAPI document: open in development, behind DISCOVERY_SECRET in production.
     discovery: { enabled: true, secret: env.DISCOVERY_SECRET || undefined },
     openapi: { enabled: true, info: { title: '{{name}}', version: '0.1.0' } },
     mcp: { enabled: true },
-    rateLimiting: { limitingHeader: 'x-api-key', limit: Number(env.RATE_LIMIT ?? 1000), windowMs: 60_000, ...(redis ? { redis } : {}) },
+    rateLimiting: { limitingHeader: 'x-api-key', limit: integerSetting(env, 'RATE_LIMIT', 1000), windowMs: 60_000, ...(redis ? { redis } : {}) },
   },
 } satisfies ServerConfig<Db>
 

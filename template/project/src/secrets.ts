@@ -3,6 +3,8 @@
 // Make one with `openssl rand -base64 32` or
 // `node -e "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"`.
 
+import { SettingError } from './settings.js'
+
 const MIN_BYTES = 32
 const PLACEHOLDER = /change-?me|replace-?me|your-?(jwt-?)?secret|^(secret|jwt-?secret|my-?secret|super-?secret|password|test|example)$/
 
@@ -22,6 +24,6 @@ export function requireSecrets(env: Record<string, string | undefined>, names: r
     return problem ? [`${name} ${problem}`] : []
   })
   if (problems.length > 0) {
-    throw new Error(`NODE_ENV=production: ${problems.join('; ')} (make one with: openssl rand -base64 32)`)
+    throw new SettingError(`NODE_ENV=production: ${problems.join('; ')} (make one with: openssl rand -base64 32)`)
   }
 }

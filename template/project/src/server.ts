@@ -1,9 +1,18 @@
 import { createServer } from 'fastify-actions'
-import config, { database, redis } from './config.js'
+import { isSettingError } from './settings.js'
 
-// `npm start`: builds the server from src/config.ts and listens on HOST:PORT (127.0.0.1:8000).
-// SIGTERM (docker stop) and Ctrl-C let in-flight requests finish, then close the database.
+// `npm start`: builds the server from src/config.ts and listens on HOST:PORT (127.0.0.1:8000); once
+// listening it prints its URLs (PORT=0: the port taken). SIGTERM (docker stop) and Ctrl-C let
+// in-flight requests finish, then close the database.
 
+/** A setting that cannot be used (src/config.ts, or createServer's FA_ERR_CONFIG): one line and exit 1, no stack. */
+function stopOnSetting(error: unknown): never {
+  if (!isSettingError(error)) throw error
+  console.error(`fastify-actions: ${error.message}`)
+  process.exit(1)
+}
+
+const { default: config, database, redis } = await import('./config.js').catch(stopOnSetting)
 console.log(`Database: ${database.description}`)
 if (redis) {
   let down = false
@@ -15,11 +24,10 @@ if (redis) {
   // A Redis that is away at start: logged above; ioredis keeps reconnecting in the background.
   await redis.connect().catch(() => {})
 }
-const server = await createServer(config)
+const server = await createServer(config).catch(stopOnSetting)
 const { host, port } = config.rest
 try {
-  // PORT=0 picks a free port: the line below names the one taken.
-  console.log(`Listening on ${await server.rest.app.listen({ host, port })}`)
+  await server.rest.app.listen({ host, port })
 } catch (error) {
   console.error(`Cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`)
   await database.close()

@@ -26,14 +26,15 @@ t.test('tasks.list answers a page that holds a new task', async (t) => {
   t.ok(body.data.items.some((task: { id: string }) => task.id === created.body.data.id))
 })
 
-t.test('tasks.get reads one task, and answers 400 for an unknown id', async (t) => {
+t.test('tasks.get reads one task, and answers its declared 404 for an unknown id', async (t) => {
   const created = await call(app, 'tasks', 'create', { title: 'Read me' })
   const found = await call(app, 'tasks', 'get', { id: created.body.data.id })
   t.equal(found.statusCode, 200)
   t.equal(found.body.data.title, 'Read me')
-  const missing = await call(app, 'tasks', 'get', { id: '00000000-0000-4000-8000-000000000000' })
-  t.equal(missing.statusCode, 400)
-  t.match(missing.body, { status: false, message: /Task not found/ })
+  const id = '00000000-0000-4000-8000-000000000000'
+  const missing = await call(app, 'tasks', 'get', { id })
+  t.equal(missing.statusCode, 404)
+  t.same(missing.body, { status: false, message: 'No such task', data: { code: 'NOT_FOUND', id } })
 })
 
 t.test('tasks.update changes a task', async (t) => {
@@ -49,7 +50,7 @@ t.test('tasks.delete removes a task', async (t) => {
   t.equal(deleted.statusCode, 200)
   t.equal(deleted.body.data.id, created.body.data.id)
   const after = await call(app, 'tasks', 'get', { id: created.body.data.id })
-  t.equal(after.statusCode, 400)
+  t.equal(after.statusCode, 404)
 })
 
 t.test('the one endpoint runs the same actions: POST /api/services', async (t) => {

@@ -9,6 +9,7 @@ import { drizzle as drizzlePglite, PgliteDatabase } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { Err, Ok, type Result } from 'fastify-actions'
 import pg from 'pg'
+import { SettingError } from '../settings.js'
 
 /** The app's database as Drizzle types it, whichever driver runs it. */
 export type Db = PgDatabase<PgQueryResultHKT>
@@ -26,17 +27,29 @@ const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
 /** PostgreSQL through `pg` when DATABASE_URL is set, else embedded PGlite in PGLITE_DIR (`memory://` keeps nothing). */
 export function openDatabase(env: NodeJS.ProcessEnv = process.env): Database {
   if (env.DATABASE_URL) {
+    const url = postgresUrl(env.DATABASE_URL)
     // Fail fast when PostgreSQL stalls: 5 s to get a connection, 10 s for a statement (server side).
     const pool = new pg.Pool({ connectionString: env.DATABASE_URL, connectionTimeoutMillis: 5_000, statement_timeout: 10_000 })
     // An idle client dropped by the server (a restart, a failover) must not end the process.
     pool.on('error', (error) => console.error(`[database] idle client error: ${error.message}`))
-    const url = new URL(env.DATABASE_URL)
     return { db: drizzlePg({ client: pool }), description: `PostgreSQL at ${url.host}${url.pathname}`, close: () => pool.end() }
   }
   const dataDir = env.PGLITE_DIR ?? './data/pglite'
   if (!dataDir.includes('://')) mkdirSync(dataDir, { recursive: true })
   const client = new PGlite(dataDir)
   return { db: drizzlePglite({ client }), description: `PGlite in ${dataDir}`, close: () => client.close() }
+}
+
+/** DATABASE_URL as a URL; a SettingError that never repeats the value (it holds a password) when it is not a PostgreSQL one. */
+function postgresUrl(value: string): URL {
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {}
+  if (url?.protocol !== 'postgres:' && url?.protocol !== 'postgresql:') {
+    throw new SettingError('DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@localhost:5432/app (unset: embedded PGlite)')
+  }
+  return url
 }
 
 /** Applies the migrations not applied yet (run by `onBoot` at every start). */

@@ -1,4 +1,4 @@
-import createError from '@fastify/error'
+import createError, { type FastifyErrorConstructor } from '@fastify/error'
 import { messages } from './messages.js'
 import type { ErrResult } from './result.js'
 
@@ -175,32 +175,44 @@ function upload(data: Record<string, unknown>): Record<string, unknown> {
   return { error_category: 'validation', ...data }
 }
 
+/**
+ * A thrown error's class: `new ErrConfig(message)` has `code` and `message`. The published
+ * declarations name this type, never `createError.FastifyErrorConstructor`: @fastify/error is
+ * `export =` CommonJS, and under `moduleResolution: "Bundler"` its default import is a value only,
+ * so a declaration that names its namespace fails to compile in a front-end project.
+ */
+export type CodedErrorClass<C extends string = string, A extends unknown[] = []> = FastifyErrorConstructor<{ code: C }, A>
+
+function codedError<A extends unknown[] = [], C extends string = string>(code: C, message: string): CodedErrorClass<C, A> {
+  return createError<C, A>(code, message)
+}
+
 // Thrown errors. The texts the specification fixes are kept exactly.
-export const ErrEmptyServices = createError('FA_ERR_EMPTY_SERVICES', messages.emptyServices)
-export const ErrDuplicateService = createError<[string]>('FA_ERR_DUPLICATE_SERVICE', "Duplicate service name '%s'")
-export const ErrDuplicateAction = createError<[string, string]>('FA_ERR_DUPLICATE_ACTION', "Duplicate action name '%s' in service '%s'")
-export const ErrUnknownHook = createError<[string, string]>('FA_ERR_UNKNOWN_HOOK', "Hook '%s' of action '%s' does not exist")
+export const ErrEmptyServices = codedError('FA_ERR_EMPTY_SERVICES', messages.emptyServices)
+export const ErrDuplicateService = codedError<[string]>('FA_ERR_DUPLICATE_SERVICE', "Duplicate service name '%s'")
+export const ErrDuplicateAction = codedError<[string, string]>('FA_ERR_DUPLICATE_ACTION', "Duplicate action name '%s' in service '%s'")
+export const ErrUnknownHook = codedError<[string, string]>('FA_ERR_UNKNOWN_HOOK', "Hook '%s' of action '%s' does not exist")
 /** A configuration value the framework cannot use; the message names the field (`createServer: rest.x must be …`). */
-export const ErrConfig = createError<[string]>('FA_ERR_CONFIG', '%s')
-export const ErrBootFailed = createError<[string]>('FA_ERR_BOOT_FAILED', 'onBoot failed: %s')
-export const ErrBootTimeout = createError<[number]>('FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after %sms (raise onBoot.maxWaitTime if the start needs longer)')
-export const ErrNotInitialized = createError('FA_ERR_NOT_INITIALIZED', messages.notInitialized)
-export const ErrNoLogger = createError('FA_ERR_NO_LOGGER', messages.noLogger)
-export const ErrNoDatabase = createError<[string]>('FA_ERR_NO_DATABASE', '%s: No database available.')
-export const ErrNotATable = createError('FA_ERR_NOT_A_TABLE', messages.notATable)
-export const ErrRelationSchema = createError('FA_ERR_RELATION_SCHEMA', messages.relationSchema)
-export const ErrNoIdColumn = createError<[string]>('FA_ERR_NO_ID_COLUMN', "createModel: table '%s' has no 'id' column or single-column primary key")
-export const ErrNotRegistered = createError<[string]>(
+export const ErrConfig = codedError<[string]>('FA_ERR_CONFIG', '%s')
+export const ErrBootFailed = codedError<[string]>('FA_ERR_BOOT_FAILED', 'onBoot failed: %s')
+export const ErrBootTimeout = codedError<[number]>('FA_ERR_BOOT_TIMEOUT', 'onBoot timed out after %sms (raise onBoot.maxWaitTime if the start needs longer)')
+export const ErrNotInitialized = codedError('FA_ERR_NOT_INITIALIZED', messages.notInitialized)
+export const ErrNoLogger = codedError('FA_ERR_NO_LOGGER', messages.noLogger)
+export const ErrNoDatabase = codedError<[string]>('FA_ERR_NO_DATABASE', '%s: No database available.')
+export const ErrNotATable = codedError('FA_ERR_NOT_A_TABLE', messages.notATable)
+export const ErrRelationSchema = codedError('FA_ERR_RELATION_SCHEMA', messages.relationSchema)
+export const ErrNoIdColumn = codedError<[string]>('FA_ERR_NO_ID_COLUMN', "createModel: table '%s' has no 'id' column or single-column primary key")
+export const ErrNotRegistered = codedError<[string]>(
   'FA_ERR_NOT_REGISTERED',
   "fastify-actions is not registered on this Fastify instance under prefix '%s': await app.register(fastifyActions, config) first",
 )
-export const ErrSingletonMismatch = createError(
+export const ErrSingletonMismatch = codedError(
   'FA_ERR_SINGLETON_MISMATCH',
   'createServer: the existing server has no REST interface but this call asks for one; pass forceNewInstance: true',
 )
 /** The `reason` of an aborted `context.signal`: the text says why (lib/cancellation.ts). */
-export const ErrAborted = createError<[string]>('FA_ERR_ABORTED', 'Action aborted: %s')
-export const ErrStaticDir = createError<[string, string]>('FA_ERR_STATIC_DIR', "createServer: cannot create staticDir '%s': %s")
+export const ErrAborted = codedError<[string]>('FA_ERR_ABORTED', 'Action aborted: %s')
+export const ErrStaticDir = codedError<[string, string]>('FA_ERR_STATIC_DIR', "createServer: cannot create staticDir '%s': %s")
 
 /** The classes of thrown errors. */
 const thrownClasses = [

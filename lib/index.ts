@@ -69,6 +69,7 @@ export {
   type Failure,
   type FailureCode,
 } from './errors.js'
+export type { CodedErrorClass } from './errors.js'
 export { messages } from './messages.js'
 export type { LogEntry, ServiceLogger } from './logger.js'
 export type { ValidationSchema, InferInput, InferOutputSchema, ValidationIssue } from './validation.js'

@@ -77,6 +77,13 @@ export class StreamError extends Error implements ClientError {
   }
 }
 
+/**
+ * A stream's `StreamError` as its typed call knows it: one member per error the action can end with,
+ * so comparing `code` narrows `data` (a declared error's own data) as a call's `Err` does. What
+ * `stream.isError(error)` narrows a caught value to.
+ */
+export type StreamErrorOf<Er> = Er extends unknown ? Omit<StreamError, keyof ClientError> & Er : never
+
 /** The message of a thrown value, which need not be an Error. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 

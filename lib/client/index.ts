@@ -10,7 +10,7 @@ import type { CallOptions, Client, ClientOptions, ClientResult, DiscoveryOptions
 import { toUploadForm } from './upload-form.js'
 
 export { Ok, Err, isOk, isErr, type Result, type OkResult, type ErrResult } from './result.js'
-export { clientErrorCodes, clientMessages, isDeclaredError, StreamError, type ClientError, type ClientErrorCode, type DeclaredErrorIn } from './errors.js'
+export { clientErrorCodes, clientMessages, isDeclaredError, StreamError, type ClientError, type ClientErrorCode, type DeclaredErrorIn, type StreamErrorOf } from './errors.js'
 export type { FileInput } from './files.js'
 export type * from './types.js'
 

@@ -116,6 +116,7 @@ export function openEventStream(response: Response, control: StreamControl): { s
   }
   const stream: EventStream<unknown, unknown> = {
     [Symbol.asyncIterator]: () => iterator,
+    isError: (error: unknown): error is StreamError => error instanceof StreamError,
     final,
     get lastEventId() {
       return lastEventId

@@ -1,5 +1,5 @@
 import type { ErrorsOf, EventOf, FinalOf, IsDeprecated, IsHiddenFromRest, IsStreamingAction, IsUploadAction, OutputOf, PayloadOf } from '../service.js'
-import type { ClientError, ClientErrorCode } from './errors.js'
+import type { ClientError, ClientErrorCode, StreamErrorOf } from './errors.js'
 import type { FileInput } from './files.js'
 import type { Result } from './result.js'
 
@@ -46,6 +46,11 @@ export interface EventStream<E, F = unknown, Er = ClientError> extends AsyncIter
   readonly lastEventId: string
   /** Ends the request now; the loop, if one is running, ends without an error. Safe to call twice. */
   close(): void
+  /**
+   * True when `error` (what a `for await` over this stream threw) is a `StreamError`, typed by the
+   * action: then `error.code === 'QUOTA'` narrows `error.data` to that declared error's data.
+   */
+  isError(error: unknown): error is StreamErrorOf<Er>
 }
 
 /** The value as it comes out of JSON: dates become strings, bigints strings (the server's rule), functions vanish. */

@@ -44,5 +44,23 @@ export async function typed() {
       void [code, status]
     }
   }
+  // A stream's thrown error narrows like a call's Err: the code picks the declared error's data.
+  const declared = await client.streams.declared()
+  if (declared.ok) {
+    try {
+      for await (const event of declared.value) console.log(event)
+    } catch (error) {
+      if (declared.value.isError(error)) {
+        if (error.code === 'QUOTA') {
+          const left: number = error.data.left
+          // @ts-expect-error QUOTA's data has no such field
+          error.data.right
+          void left
+        }
+        const message: string = error.message
+        void message
+      }
+    }
+  }
   return undefined
 }

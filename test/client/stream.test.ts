@@ -130,6 +130,8 @@ for (const transport of ['socket', 'app.fetch'] as const) {
       const { events, error } = await drain(opened.value)
       t.same(events, [1, 2])
       t.ok(error instanceof StreamError)
+      t.ok(opened.value.isError(error), 'isError: the StreamError, typed by the action')
+      t.notOk(opened.value.isError(new Error('the generator broke')), 'isError: not any Error')
       t.match(error, { status: false, message: 'the generator broke', httpStatus: 200 })
       t.match(await opened.value.final, { ok: false, error: { message: 'the generator broke' } })
     })

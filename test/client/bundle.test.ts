@@ -32,7 +32,8 @@ t.test('the browser bundle has no Node built-in import and no server code', asyn
   t.notMatch(bundle, /^\s*import\s[^;]*from\s*["']node:/m, 'no static node: import')
   t.notMatch(bundle, /fastify|typebox|drizzle/i, 'no server module inside')
   t.match(bundle, /import\(\s*\/\*[^]*?\*\/\s*\/\*[^]*?\*\/\s*specifier\s*\)/, 'the path reader keeps its lazy import')
-  t.ok(bundle.length < 20_000, `small: ${bundle.length} bytes`)
+  // 20 KB until this round; resume ids, idempotency keys with their retry and StreamError narrowing add ~1.5 KB.
+  t.ok(bundle.length < 24_000, `small: ${bundle.length} bytes`)
 })
 
 t.test('UploadedFile: a File passes, anything else is "must be an uploaded file"', async (t) => {

@@ -366,7 +366,10 @@ t.test('docs/getting-started.md runs step by step in a project that installed th
         if (!up) await new Promise((resolve) => setTimeout(resolve, 100))
       }
       t.ok(up, 'npx tsx server.ts listens', { output })
-      t.match(output, `POST http://localhost:${port}/api/services`, 'it prints the endpoint')
+      // The URL block is printed once listen has resolved: the first answer can come before its line is read.
+      const endpoint = `POST http://localhost:${port}/api/services`
+      for (let i = 0; i < 100 && !output.includes(endpoint) && server.exitCode === null; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+      t.match(output, endpoint, 'it prints the endpoint')
 
       for (const { command, expected } of runnable) {
         const result =

@@ -118,106 +118,16 @@ const unwrapStep = (step: IteratorResult<unknown>): IteratorResult<unknown> =>
  * costs the generator's own promise and one `then`: no wrapper promise, no timer per event.
  */
 export function createActionStream(parts: StreamParts): ActionStream {
-  const { cancellation, timeout, inScope } = parts
-  let iterator: AsyncIterator<unknown, unknown> | undefined
-  let ended = false
-  let settle!: (result: Result<unknown, string>) => void
-  const result = new Promise<Result<unknown, string>>((resolve) => (settle = resolve))
-  let timer: NodeJS.Timeout | undefined
-  // While a pull waits on the generator: when it started (for the silence timeout).
-  let waiting = false
-  let pullStarted = 0
-
-  const end = (outcome: Result<unknown, string> | Promise<Result<unknown, string>>) => {
-    ended = true
-    if (timer) clearTimeout(timer)
-    cancellation.dispose()
-    void Promise.resolve(outcome).then(settle)
-  }
-
-  /** Closes the generator (its `finally` runs); a failing `return()` is the generator's own business. */
-  const stopGenerator = () => {
-    const it = iterator
-    if (!it?.return) return
-    try {
-      void Promise.resolve(inScope(() => it.return!())).catch(() => undefined)
-    } catch {
-      // A return() that throws synchronously: nothing to do, the stream is over either way.
-    }
-  }
-
-  const close = (failure?: ErrResult<string>, why: string = abortReasons.closed) => {
-    if (ended) return
-    const reason = abortReason(why)
-    cancellation.abort(reason)
-    end(failure ?? Err(reason.message))
-    stopGenerator()
-  }
-
-  // One timer for the whole stream, re-armed only when it fires early: no timer per event.
-  const watch = () => {
-    if (!timeout || ended) return
-    const waited = Date.now() - pullStarted
-    if (waiting && waited >= timeout) {
-      cancellation.abort(abortReason(abortReasons.timeout(timeout)))
-      end(fail.actionTimeout(parts.name, timeout))
-      stopGenerator()
-      return
-    }
-    timer = setTimeout(watch, waiting ? timeout - waited : timeout)
-    timer.unref?.()
-  }
-
-  const onStep = (step: IteratorResult<unknown, unknown>): IteratorResult<unknown> => {
-    waiting = false
-    if (ended) return DONE
-    if (!step.done) return step
-    const final = step.value
-    end(parts.finish(isResult(final) ? (final as Result<unknown, string>) : Ok(final)))
-    return DONE
-  }
-  const onThrow = (error: unknown): IteratorResult<unknown> => {
-    waiting = false
-    if (ended) return DONE
-    cancellation.abort(abortReason(abortReasons.closed))
-    // In the execution's scope: a consumer may pull from outside it (the answer is written outside the
-    // request scope), and the text of a hidden error names the request's id (exposeErrors: false).
-    end(parts.finish(Err(inScope(() => parts.thrownMessage(error)))))
-    return DONE
-  }
-  const pull = () => (iterator ??= parts.iterable[Symbol.asyncIterator]()).next()
-  /** Asks the generator for its next step, in the execution's scope; may throw synchronously. */
-  const begin = (): IteratorResult<unknown> | PromiseLike<IteratorResult<unknown>> => {
-    if (timeout) {
-      waiting = true
-      pullStarted = Date.now()
-    }
-    return inScope(pull)
-  }
-
-  function next(): Promise<IteratorResult<unknown>> {
-    if (ended) return Promise.resolve(DONE)
-    try {
-      return Promise.resolve(begin()).then(onStep, onThrow).then(unwrapStep)
-    } catch (error) {
-      return Promise.resolve(onThrow(error))
-    }
-  }
-
-  if (timeout) {
-    timer = setTimeout(watch, timeout)
-    timer.unref?.()
-  }
-
-  const steps: StreamSteps = { ended: () => ended, begin, onStep, onThrow, enter: inScope }
+  const execution = new StreamExecution(parts)
+  const { next, close } = execution
   const stream: ActionStream & { [STEPS]: StreamSteps } = {
     [brand]: true,
-    [STEPS]: steps,
+    [STEPS]: execution,
     name: parts.name,
     get signal() {
-      return cancellation.signal
+      return parts.cancellation.signal
     },
-    result,
+    result: execution.result,
     close,
     [Symbol.asyncIterator]() {
       return {
@@ -230,4 +140,119 @@ export function createActionStream(parts: StreamParts): ActionStream {
     },
   }
   return stream
+}
+
+/**
+ * The state of one streaming execution: the generator's iterator, how it ended (`result`), and the
+ * silence timeout. Its steps are `next()` in parts (StreamSteps), for the SSE adapter.
+ */
+class StreamExecution implements StreamSteps {
+  readonly result: Promise<Result<unknown, string>>
+  private settle!: (result: Result<unknown, string>) => void
+  private iterator: AsyncIterator<unknown, unknown> | undefined
+  private isEnded = false
+  /** One timer for the whole stream, re-armed only when it fires early: no timer per event. */
+  private timer: NodeJS.Timeout | undefined
+  /** While a pull waits on the generator, and since when (for the silence timeout). */
+  private waiting = false
+  private pullStarted = 0
+
+  constructor(private readonly parts: StreamParts) {
+    this.result = new Promise<Result<unknown, string>>((resolve) => (this.settle = resolve))
+    if (parts.timeout) this.arm(parts.timeout)
+  }
+
+  ended(): boolean {
+    return this.isEnded
+  }
+
+  /** Runs `fn` in the execution's scope. */
+  enter<R>(fn: () => R): R {
+    return this.parts.inScope(fn)
+  }
+
+  /** Asks the generator for its next step, in the execution's scope; may throw synchronously. */
+  readonly begin = (): IteratorResult<unknown> | PromiseLike<IteratorResult<unknown>> => {
+    if (this.parts.timeout) {
+      this.waiting = true
+      this.pullStarted = Date.now()
+    }
+    return this.parts.inScope(this.pullNext)
+  }
+
+  private readonly pullNext = () => (this.iterator ??= this.parts.iterable[Symbol.asyncIterator]()).next()
+
+  readonly onStep = (step: IteratorResult<unknown, unknown>): IteratorResult<unknown> => {
+    this.waiting = false
+    if (this.isEnded) return DONE
+    if (!step.done) return step
+    const final = step.value
+    this.end(this.parts.finish(isResult(final) ? (final as Result<unknown, string>) : Ok(final)))
+    return DONE
+  }
+
+  readonly onThrow = (error: unknown): IteratorResult<unknown> => {
+    this.waiting = false
+    if (this.isEnded) return DONE
+    this.parts.cancellation.abort(abortReason(abortReasons.closed))
+    // In the execution's scope: a consumer may pull from outside it (the answer is written outside the
+    // request scope), and the text of a hidden error names the request's id (exposeErrors: false).
+    this.end(this.parts.finish(Err(this.parts.inScope(() => this.parts.thrownMessage(error)))))
+    return DONE
+  }
+
+  /** The public iterator's `next()`: the event without its `withEventId` wrapper. */
+  readonly next = (): Promise<IteratorResult<unknown>> => {
+    if (this.isEnded) return Promise.resolve(DONE)
+    try {
+      return Promise.resolve(this.begin()).then(this.onStep, this.onThrow).then(unwrapStep)
+    } catch (error) {
+      return Promise.resolve(this.onThrow(error))
+    }
+  }
+
+  readonly close = (failure?: ErrResult<string>, why: string = abortReasons.closed): void => {
+    if (this.isEnded) return
+    const reason = abortReason(why)
+    this.parts.cancellation.abort(reason)
+    this.end(failure ?? Err(reason.message))
+    this.stopGenerator()
+  }
+
+  private end(outcome: Result<unknown, string> | Promise<Result<unknown, string>>): void {
+    this.isEnded = true
+    if (this.timer) clearTimeout(this.timer)
+    this.parts.cancellation.dispose()
+    void Promise.resolve(outcome).then(this.settle)
+  }
+
+  /** Closes the generator (its `finally` runs); a failing `return()` is the generator's own business. */
+  private stopGenerator(): void {
+    const it = this.iterator
+    if (!it?.return) return
+    try {
+      void Promise.resolve(this.parts.inScope(() => it.return!())).catch(() => undefined)
+    } catch {
+      // A return() that throws synchronously: nothing to do, the stream is over either way.
+    }
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(this.watch, ms)
+    this.timer.unref?.()
+  }
+
+  /** The silence timeout: ends the stream when a pull has waited `timeout` ms, else re-arms. */
+  private readonly watch = () => {
+    const timeout = this.parts.timeout
+    if (!timeout || this.isEnded) return
+    const waited = Date.now() - this.pullStarted
+    if (this.waiting && waited >= timeout) {
+      this.parts.cancellation.abort(abortReason(abortReasons.timeout(timeout)))
+      this.end(fail.actionTimeout(this.parts.name, timeout))
+      this.stopGenerator()
+      return
+    }
+    this.arm(this.waiting ? timeout - waited : timeout)
+  }
 }

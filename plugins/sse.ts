@@ -9,7 +9,7 @@ import { messages } from '../lib/messages.js'
 import { outsideRequestScope, type ServerContext } from '../lib/context.js'
 import type { CompiledAction } from '../lib/registry.js'
 import type { Result } from '../lib/result.js'
-import { END_EVENT_ID, eventIdOf, eventIdProblem, eventValueOf, isActionStream, stepsOf, type ActionStream } from '../lib/stream.js'
+import { END_EVENT_ID, eventIdOf, eventIdProblem, eventValueOf, isActionStream, stepsOf, type ActionStream, type StreamSteps } from '../lib/stream.js'
 import type { ResolvedStreams } from './config.js'
 import { requestStoreOf } from './request-scope.js'
 import { failureAnswer, replyWith } from './wire.js'
@@ -146,148 +146,194 @@ export interface SendStreamOptions {
  * Fastify asks for more (the socket drained), so a slow reader never makes the server buffer.
  */
 export function sendStream(reply: FastifyReply, stream: ActionStream, options: SendStreamOptions): FastifyReply {
-  const { entry, settings, registry, clientKey } = options
-  const { name } = entry
-  const write = entry.writeEvent!
-  // `next()` in parts: one microtask per event (lib/stream.ts, StreamSteps).
-  const steps = stepsOf(stream)
-  let id = 0
-  let pulling = false
-  let wrote = false
-  let finished = false
-  registry.open.add(stream)
+  const response = new StreamResponse(reply, stream, options)
+  reply.code(200).headers(SSE_HEADERS)
+  if (reply.raw.sendDate && !reply.hasHeader('date')) reply.header('date', httpDate())
+  response.body.push(RETRY)
+  // Sent outside the request scope (the endpoint's routes have no hook that moves the write out of it:
+  // plugins/request-scope.ts, `scopesItsExecution`).
+  return outsideRequestScope(() => reply.send(response.body))
+}
 
-  const keepAlive = setInterval(() => {
-    if (!wrote && body.readableLength === 0 && !finished) body.push(KEEP_ALIVE)
-    wrote = false
-  }, settings.keepAlive)
-  keepAlive.unref()
-  const deadline = setTimeout(() => stream.close(fail.streamDuration(name, settings.maxDuration), abortReasons.timeout(settings.maxDuration)), settings.maxDuration)
-  deadline.unref()
-  // A stream's identity stays valid: it ends when the token that opened it expires (before maxDuration).
-  const untilExpiry = options.expiresAt === undefined ? Infinity : Math.max(0, options.expiresAt - Date.now())
-  const expiry = untilExpiry < settings.maxDuration ? setTimeout(() => stream.close(fail.auth(messages.authReasons.expired)), untilExpiry) : undefined
-  expiry?.unref()
+/**
+ * One stream on its way out: the Readable Fastify sends, the timers that bound it (keep-alive, the
+ * longest duration, the token's expiry), the events of the current turn waiting to be written, and
+ * its end, written once however it comes.
+ */
+class StreamResponse {
+  readonly body: Readable
+  /** `next()` in parts: one microtask per event (lib/stream.ts, StreamSteps). */
+  private readonly steps: StreamSteps
+  /** The sequence number of the next event without an id of its own. */
+  private id = 0
+  private pulling = false
+  /** Whether an event went out since the last keep-alive tick. */
+  private wrote = false
+  private finished = false
+  /** Events of this turn not yet pushed (see `queue`), and whether their flush is scheduled. */
+  private pending = ''
+  private flushing = false
+  private readonly keepAlive: NodeJS.Timeout
+  private readonly deadline: NodeJS.Timeout
+  private readonly expiry: NodeJS.Timeout | undefined
 
-  const release = () => {
-    clearInterval(keepAlive)
-    clearTimeout(deadline)
-    clearTimeout(expiry)
-    if (registry.open.delete(stream)) releaseStreamSlot(registry, clientKey)
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly stream: ActionStream,
+    private readonly options: SendStreamOptions,
+  ) {
+    const { entry, settings, registry } = options
+    this.steps = stepsOf(stream)
+    registry.open.add(stream)
+    this.keepAlive = setInterval(this.tick, settings.keepAlive)
+    this.keepAlive.unref()
+    this.deadline = setTimeout(() => stream.close(fail.streamDuration(entry.name, settings.maxDuration), abortReasons.timeout(settings.maxDuration)), settings.maxDuration)
+    this.deadline.unref()
+    // A stream's identity stays valid: it ends when the token that opened it expires (before maxDuration).
+    const untilExpiry = options.expiresAt === undefined ? Infinity : Math.max(0, options.expiresAt - Date.now())
+    this.expiry = untilExpiry < settings.maxDuration ? setTimeout(() => stream.close(fail.auth(messages.authReasons.expired)), untilExpiry) : undefined
+    this.expiry?.unref()
+    // The end, however it comes (the last event, a throw, the silence timeout, close): written once,
+    // outside the request scope (what Node arms once a response ends, the keep-alive timer, would keep
+    // the request alive on an open connection).
+    outsideRequestScope(() => void stream.result.then(this.settled))
+    this.body = this.createBody()
   }
 
-  // The events made in one turn of the event loop (a generator that does not wait between its yields
-  // makes many) go out as one write: flushed once the turn's promise jobs are done (`process.nextTick`
-  // runs after them, as Node's own cork of an http response does), or at once when `FLUSH_AT` waits.
-  // No event waits past its turn, and the bound on what is read ahead holds.
-  let pending = ''
-  let flushing = false
-  const flush = (): boolean => {
-    const text = pending
-    pending = ''
-    return text === '' || body.push(text)
-  }
-  const flushLater = () => {
-    flushing = false
-    if (!finished && !body.destroyed) flush()
+  private createBody(): Readable {
+    const response = this
+    return new Readable({
+      highWaterMark: STREAM_HIGH_WATER_MARK,
+      encoding: 'utf8',
+      read() {
+        // The pulls run in the execution's scope, entered once per batch (every event until the buffer
+        // is full), not once per event: the generator's code after each `yield` resumes in it.
+        if (!response.pulling && !response.finished) void response.steps.enter(response.pull)
+      },
+      destroy(error, callback) {
+        // The client went away (or the response failed): end the action, run its `finally`.
+        response.release()
+        if (!response.finished) response.stream.close(undefined, abortReasons.disconnected)
+        callback(error)
+      },
+    })
   }
 
-  const end = (text: string) => {
-    finished = true
-    release()
-    flush()
-    body.push(text)
-    body.push(null)
+  /** Every `keepAlive` ms: a comment line when nothing went out since the last tick. */
+  private readonly tick = () => {
+    if (!this.wrote && this.body.readableLength === 0 && !this.finished) this.body.push(KEEP_ALIVE)
+    this.wrote = false
+  }
+
+  private release(): void {
+    clearInterval(this.keepAlive)
+    clearTimeout(this.deadline)
+    clearTimeout(this.expiry)
+    const { registry, clientKey } = this.options
+    if (registry.open.delete(this.stream)) releaseStreamSlot(registry, clientKey)
+  }
+
+  /** The stream's result: its final frame, with the end's id (a shutdown is no end of the action's). */
+  private readonly settled = (result: Result<unknown, string>) => {
+    if (this.finished || this.body.destroyed) return
+    const text = finalFrame(this.reply, result, this.options.entry)
+    // The end's id tells a reconnecting client it is over (204).
+    this.end(!result.ok && codeOf(result) === 'FA_ERR_SHUTTING_DOWN' ? text : `id: ${END_EVENT_ID}\n${text}`)
+  }
+
+  private end(text: string): void {
+    this.finished = true
+    this.release()
+    this.flush()
+    this.body.push(text)
+    this.body.push(null)
     // Every stream ends: a reader that does not take the final event in time loses its socket
     // (a paused reader would otherwise hold the stream, its buffers and `close()` for ever).
-    const response = reply.raw
+    const response = this.reply.raw
     if (response.writableFinished || response.destroyed) return
-    const expire = setTimeout(() => response.writableFinished || response.destroy(), settings.endTimeout)
+    const expire = setTimeout(() => response.writableFinished || response.destroy(), this.options.settings.endTimeout)
     expire.unref()
     response.once('close', () => clearTimeout(expire))
   }
 
-  // The end, however it comes (the last event, a throw, the silence timeout, close): written once,
-  // outside the request scope (what Node arms once a response ends, the keep-alive timer, would keep
-  // the request alive on an open connection).
-  outsideRequestScope(() => {
-    void stream.result.then((result) => {
-      if (finished || body.destroyed) return
-      const text = finalFrame(reply, result, entry)
-      // The end's id tells a reconnecting client it is over (204); a shutdown is no end of the action's.
-      end(!result.ok && codeOf(result) === 'FA_ERR_SHUTTING_DOWN' ? text : `id: ${END_EVENT_ID}\n${text}`)
-    })
-  })
-
-  async function pull(): Promise<void> {
-    pulling = true
+  /**
+   * Pulls events until the buffer is full or the stream ends. `read()` asks before it takes what it
+   * reads out of the buffer: its first pull is always due. Never pulls again while the buffer is full,
+   * whatever the generator awaited since the last check: `read()` is called again once the socket
+   * drained it. The bound: the high-water mark plus one event.
+   */
+  private readonly pull = async (): Promise<void> => {
+    this.pulling = true
     try {
-      // `read()` asks before it takes what it reads out of the buffer: its first pull is always due.
       for (let first = true; ; first = false) {
-        if (steps.ended()) return
-        // Never pull again while the buffer is full, whatever the generator awaited since the last
-        // check: `read()` is called again once the socket drained it. The bound: the mark plus one event.
-        if (!first && body.readableLength + pending.length >= STREAM_HIGH_WATER_MARK) {
-          flush()
+        if (this.steps.ended()) return
+        if (!first && this.body.readableLength + this.pending.length >= STREAM_HIGH_WATER_MARK) {
+          this.flush()
           return
         }
         let step: IteratorResult<unknown>
         try {
-          step = steps.onStep(await steps.begin())
+          step = this.steps.onStep(await this.steps.begin())
         } catch (error) {
-          step = steps.onThrow(error)
+          step = this.steps.onThrow(error)
         }
-        if (step.done || finished || body.destroyed) return
-        let data: string
-        const given = eventIdOf(step.value)
-        const problem = given === undefined ? undefined : eventIdProblem(given)
-        try {
-          if (problem) throw new Error(problem)
-          data = write(eventValueOf(step.value))
-        } catch (error) {
-          // An event its `output` schema cannot write (or an id that would break the framing): logged,
-          // the stream ends with the 500's envelope.
-          stream.close(fail.outputMismatch(name, (error as Error).message))
-          return
-        }
-        wrote = true
-        const eventId = given ?? String(id)
-        id++
-        pending += `id: ${eventId}\nevent: message\ndata: ${data}\n\n`
-        if (pending.length >= FLUSH_AT) {
-          if (!flush()) return
-        } else if (!flushing) {
-          flushing = true
-          process.nextTick(flushLater)
-        }
+        if (step.done || this.finished || this.body.destroyed) return
+        const frame = this.frameOf(step.value)
+        if (frame === undefined || !this.queue(frame)) return
       }
     } finally {
-      pulling = false
+      this.pulling = false
     }
   }
 
-  const body = new Readable({
-    highWaterMark: STREAM_HIGH_WATER_MARK,
-    encoding: 'utf8',
-    read() {
-      // The pulls run in the execution's scope, entered once per batch (every event until the buffer
-      // is full), not once per event: the generator's code after each `yield` resumes in it.
-      if (!pulling && !finished) void steps.enter(pull)
-    },
-    destroy(error, callback) {
-      // The client went away (or the response failed): end the action, run its `finally`.
-      release()
-      if (!finished) stream.close(undefined, abortReasons.disconnected)
-      callback(error)
-    },
-  })
+  /**
+   * The `message` frame of an event, or undefined when its `output` schema cannot write it (or its id
+   * would break the framing): then the stream ends with the 500's envelope, logged.
+   */
+  private frameOf(event: unknown): string | undefined {
+    let data: string
+    const given = eventIdOf(event)
+    const problem = given === undefined ? undefined : eventIdProblem(given)
+    try {
+      if (problem) throw new Error(problem)
+      data = this.options.entry.writeEvent!(eventValueOf(event))
+    } catch (error) {
+      this.stream.close(fail.outputMismatch(this.options.entry.name, (error as Error).message))
+      return undefined
+    }
+    this.wrote = true
+    const eventId = given ?? String(this.id)
+    this.id++
+    return `id: ${eventId}\nevent: message\ndata: ${data}\n\n`
+  }
 
-  reply.code(200).headers(SSE_HEADERS)
-  if (reply.raw.sendDate && !reply.hasHeader('date')) reply.header('date', httpDate())
-  body.push(RETRY)
-  // Sent outside the request scope (the endpoint's routes have no hook that moves the write out of it:
-  // plugins/request-scope.ts, `scopesItsExecution`).
-  return outsideRequestScope(() => reply.send(body))
+  /**
+   * Queues a frame; false when the pull should stop (the buffer is full). The events made in one turn
+   * of the event loop (a generator that does not wait between its yields makes many) go out as one
+   * write: flushed once the turn's promise jobs are done (`process.nextTick` runs after them, as
+   * Node's own cork of an http response does), or at once when `FLUSH_AT` waits. No event waits past
+   * its turn, and the bound on what is read ahead holds.
+   */
+  private queue(frame: string): boolean {
+    this.pending += frame
+    if (this.pending.length >= FLUSH_AT) return this.flush()
+    if (!this.flushing) {
+      this.flushing = true
+      process.nextTick(this.flushLater)
+    }
+    return true
+  }
+
+  private flush(): boolean {
+    const text = this.pending
+    this.pending = ''
+    return text === '' || this.body.push(text)
+  }
+
+  private readonly flushLater = () => {
+    this.flushing = false
+    if (!this.finished && !this.body.destroyed) this.flush()
+  }
 }
 
 /**

@@ -136,9 +136,7 @@ function createDispatch(app: FastifyInstance, options: ServicesPluginOptions): D
   const checkJson = options.multipart?.checkJson
   // The action table, compiled once at boot by the engine's registry: serializers, event writers, routes.
   const table = engine.table
-  const streams = table.entries.some((entry) => entry.stream)
-    ? createStreamDispatch(app, { engine, context, settings: options.streams ?? DEFAULTS.streams, clientKey: options.clientKey })
-    : undefined
+  const streams = createStreamDispatch(app, { engine, context, settings: options.streams ?? DEFAULTS.streams, clientKey: options.clientKey })
   // `Deprecation`/`Sunset` of each deprecated action, by `service\0action`; empty when none is.
   const deprecations = compileDeprecationHeaders(engine)
 

@@ -372,10 +372,11 @@ type StreamAnswer = FastifyReply | ExternalResponse | string
  * The SSE adapter's dispatch of a streaming action (the endpoint hands it every one): refused as JSON
  * before its first byte (no `Accept: text/event-stream`, too many open streams, shutting down, or any
  * refusal of the pipeline's gate), else answered as SSE. It owns the open streams, the slots per
- * client, keep-alive and deadlines.
+ * client, keep-alive and deadlines. Undefined when the action table holds no streaming action.
  */
 export function createStreamDispatch(app: FastifyInstance, options: StreamDispatchOptions) {
   const { engine, context, settings } = options
+  if (!engine.table.entries.some((entry) => entry.stream)) return undefined
   const registry = createStreamRegistry(app)
   return function dispatchStream(reply: FastifyReply, request: ExternalRequest, entry: CompiledAction): StreamAnswer | Promise<StreamAnswer> {
     const { service, action, payload } = request

@@ -1,16 +1,14 @@
 import t from 'tap'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect } from 'node:net'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { messages } from '../../lib/index.js'
 import { drainingMessage } from '../../example/app.js'
+import { haproxyBin, haproxyConfig, killInstances, provideDatabase, startBalancer, startInstance, stopProcess, waitFor, sleep, type Instance } from '../helpers/fleet.js'
 import { canConnect } from '../helpers/net.js'
-import { postgresBin, startCluster } from '../helpers/postgres.js'
+import { postgresBin } from '../helpers/postgres.js'
 import { freePort, redisSkipReason, startRedis } from '../helpers/redis.js'
 
 // A fleet: three instances of the example app (`node --import tsx example/server.ts`, each its own
@@ -23,7 +21,6 @@ import { freePort, redisSkipReason, startRedis } from '../helpers/redis.js'
 // The HAProxy configuration is the one docs/deployment.md shows.
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const WAIT_MS = 45_000
 const RATE_LIMIT = 30
 const SLOW_MS = 4000
 /** SHUTDOWN_DRAIN_MS: longer than HAProxy needs to see a failing /status (fall 2 x inter 200 ms). */
@@ -36,137 +33,13 @@ const PAUSE_MS = 10
 // 240 s instead of .taprc's 120, so a slow CI machine is not a failure (tap's root setTimeout tells the runner).
 t.setTimeout(240_000)
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-function haproxyBin(): string | undefined {
-  const probe = spawnSync('haproxy', ['-v'], { stdio: 'ignore' })
-  if (!probe.error && probe.status === 0) return 'haproxy'
-  return existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : undefined
-}
-
 const haproxy = haproxyBin()
 const skip =
   (!haproxy && 'haproxy is not installed (Debian package haproxy)') ||
   (!process.env.DATABASE_URL && !postgresBin() && 'no DATABASE_URL and no PostgreSQL binaries (initdb, postgres) installed') ||
   redisSkipReason() ||
   false
-
-/** Polls `check` until it holds; fails with `what` and `detail()` after WAIT_MS. */
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, detail: () => string = () => ''): Promise<void> {
-  const deadline = Date.now() + WAIT_MS
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${detail()}`)
-    await sleep(25)
-  }
-}
-
-/** The HAProxy configuration docs/deployment.md shows (checked below): `bind` and `servers` are `address:port`. */
-function haproxyConfig(bind: string, servers: Record<string, string>, socket: string): string {
-  return `global
-  stats socket ${socket} mode 600 level admin
-
-defaults
-  mode http
-  timeout connect 1s
-  timeout client 30s
-  timeout server 30s
-  timeout check 1s
-  # A request whose connection could not be made (an instance gone) is sent again, to another
-  # instance: it was never sent, so this is safe for POST. Nothing else is retried.
-  retries 3
-  retry-on conn-failure
-  option redispatch 1
-
-frontend fleet
-  bind ${bind}
-  option forwardfor
-  default_backend instances
-
-backend instances
-  balance roundrobin
-  # Healthy: /status answers 200 and does not report load shedding.
-  option httpchk
-  http-check send meth GET uri /status ver HTTP/1.1 hdr host localhost
-  http-check expect status 200
-  http-check expect ! string '"underPressure":true'
-  default-server inter 200ms fall 2 rise 2
-  http-response set-header X-Fleet-Server %s
-${Object.entries(servers)
-  .map(([name, address]) => `  server ${name} ${address} check`)
-  .join('\n')}
-`
-}
-
-/** One `node --import tsx example/server.ts` process. */
-interface Instance {
-  name: string
-  port: number
-  child: ChildProcess
-  output: () => string
-  exited: Promise<[number | null, NodeJS.Signals | null]>
-}
-
-/** Every instance process started, so the teardown kills them all, even one that never came up. */
-const spawned = new Set<ChildProcess>()
-
-async function startInstance(name: string, port: number, env: NodeJS.ProcessEnv): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import=tsx', join(root, 'example', 'server.ts')], {
-    cwd: root,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  spawned.add(child)
-  let output = ''
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
-  const instance = { name, port, child, output: () => output, exited }
-  await waitFor(
-    `instance ${name} answering /status on ${port}`,
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`instance ${name} exited:\n${output}`)
-      try {
-        return (await fetch(`http://127.0.0.1:${port}/status`)).status === 200
-      } catch {
-        return false
-      }
-    },
-    () => output,
-  )
-  return instance
-}
-
-async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = once(child, 'exit')
-  child.kill(signal)
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-  await exited
-  clearTimeout(timer)
-}
-
-/** `show stat` on HAProxy's admin socket: the state (UP, DOWN, ...) of each server of the backend. */
-function serverStates(socket: string): Promise<Record<string, string>> {
-  return new Promise((resolve, reject) => {
-    const connection = connect(socket)
-    let text = ''
-    connection.setEncoding('utf8')
-    connection.on('data', (chunk: string) => (text += chunk))
-    connection.on('error', reject)
-    connection.on('end', () => {
-      const [header, ...rows] = text.trim().split('\n')
-      const columns = header.replace(/^# /, '').split(',')
-      const states: Record<string, string> = {}
-      for (const row of rows) {
-        const fields = Object.fromEntries(row.split(',').map((value, index) => [columns[index], value]))
-        // UP, DOWN, or a transition such as "DOWN 1/2" (down, one check of two passed to come up).
-        if (fields.pxname === 'instances' && fields.svname !== 'BACKEND') states[fields.svname] = fields.status
-      }
-      resolve(states)
-    })
-    connection.end('show stat\n')
-  })
-}
+const script = join(root, 'example', 'server.ts')
 
 type Outcome = 'acknowledged' | 'shed' | 'failed'
 
@@ -238,26 +111,6 @@ function startLoad(balancer: string, run: string) {
   }
 }
 
-/** A PostgreSQL of its own: a new database on DATABASE_URL's server (CI), else a throwaway cluster. */
-async function provideDatabase(): Promise<{ url: string; stop: () => Promise<void> }> {
-  if (process.env.DATABASE_URL) {
-    const name = `fleet_${process.pid}_${Date.now()}`
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE "${name}"`)
-    const url = new URL(process.env.DATABASE_URL)
-    url.pathname = `/${name}`
-    return {
-      url: url.toString(),
-      stop: async () => {
-        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-        await admin.end()
-      },
-    }
-  }
-  return startCluster(postgresBin()!)
-}
-
 t.test('docs/deployment.md shows the HAProxy configuration this test uses', async (t) => {
   const page = readFileSync(join(root, 'docs', 'deployment.md'), 'utf8')
   const block = /^```haproxy\n([\s\S]*?)^```/m.exec(page)?.[1]
@@ -294,29 +147,21 @@ t.test('three instances behind HAProxy with PostgreSQL and Redis: drain, crash, 
 
   const instances: Record<string, Instance> = {}
   teardown(async () => {
-    for (const child of spawned) await stopProcess(child, 'SIGKILL')
+    await killInstances()
   })
   const ports = { a: await freePort(), b: await freePort(), c: await freePort() }
   // All three at once, as a fleet starts: their migrations meet on one database.
-  const first = await Promise.all(Object.entries(ports).map(([name, port]) => startInstance(name, port, env)))
+  const first = await Promise.all(Object.entries(ports).map(([name, port]) => startInstance(script, name, port, env, root)))
   for (const instance of first) instances[instance.name] = instance
 
-  const socket = join(dir, 'haproxy.sock')
-  const frontendPort = await freePort()
-  const configFile = join(dir, 'haproxy.cfg')
-  const addresses = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, `127.0.0.1:${port}`]))
-  writeFileSync(configFile, haproxyConfig(`127.0.0.1:${frontendPort}`, addresses, socket))
-  const balancerProcess = spawn(haproxy!, ['-f', configFile, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let balancerOutput = ''
-  balancerProcess.stdout.setEncoding('utf8').on('data', (chunk: string) => (balancerOutput += chunk))
-  balancerProcess.stderr.setEncoding('utf8').on('data', (chunk: string) => (balancerOutput += chunk))
-  teardown(() => stopProcess(balancerProcess, 'SIGUSR1'))
-  const states = async (): Promise<Record<string, string>> => (existsSync(socket) ? serverStates(socket).catch(() => ({})) : {})
-  const stateIs = (server: string, state: string) => waitFor(`HAProxy to see ${server} ${state}`, async () => (await states())[server] === state, () => balancerOutput)
+  const front = await startBalancer(haproxy!, dir, ports)
+  teardown(() => stopProcess(front.process, 'SIGUSR1'))
+  const { stateIs } = front
+  const frontendPort = front.port
   for (const name of Object.keys(ports)) await stateIs(name, 'UP')
   t.ok(await canConnect(frontendPort), 'HAProxy listens')
 
-  const balancer = `http://127.0.0.1:${frontendPort}`
+  const balancer = front.url
   const run = `r${process.pid}`
   const load = startLoad(balancer, run)
   let loadStopped = false
@@ -358,7 +203,7 @@ t.test('three instances behind HAProxy with PostgreSQL and Redis: drain, crash, 
 
   // a comes back on its port and serves again.
   load.setPhase('rejoin a')
-  instances.a = await startInstance('a', ports.a, env)
+  instances.a = await startInstance(script, 'a', ports.a, env, root)
   await stateIs('a', 'UP')
   await load.acknowledged(5, 'a')
   t.pass('a restarted, HAProxy sees it UP, and it serves writes again')
@@ -371,7 +216,7 @@ t.test('three instances behind HAProxy with PostgreSQL and Redis: drain, crash, 
   await stateIs('b', 'DOWN')
   await load.acknowledged(20)
   load.setPhase('rejoin b')
-  instances.b = await startInstance('b', ports.b, env)
+  instances.b = await startInstance(script, 'b', ports.b, env, root)
   await stateIs('b', 'UP')
   await load.acknowledged(5, 'b')
   t.pass('b restarted after SIGKILL, HAProxy sees it UP, and it serves writes again')
@@ -379,7 +224,7 @@ t.test('three instances behind HAProxy with PostgreSQL and Redis: drain, crash, 
   // c sheds load (a heap threshold below its heap use): the others keep serving.
   load.setPhase('shedding c')
   await stopProcess(instances.c.child)
-  instances.c = await startInstance('c', ports.c, { ...env, MAX_HEAP_USED_MB: '1' })
+  instances.c = await startInstance(script, 'c', ports.c, { ...env, MAX_HEAP_USED_MB: '1' }, root)
   await waitFor('c to report its load shedding', async () => {
     const status = (await (await fetch(`http://127.0.0.1:${ports.c}/status`)).json()) as { data?: { underPressure?: boolean } }
     return status.data?.underPressure === true

@@ -9,12 +9,11 @@
  * - both resumed: writes are served again, and every acknowledged write is in PostgreSQL, once.
  * Wall-clock bounds are the behaviour here, with a second of slack each.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import t from 'tap'
+import { sleep, startInstance, stopProcess } from '../helpers/fleet.js'
 import { postgresBin, startCluster } from '../helpers/postgres.js'
 import { freePort, redisSkipReason, startRedis } from '../helpers/redis.js'
 
@@ -27,7 +26,6 @@ const WRITERS = 3
 t.setTimeout(180_000)
 const bin = postgresBin()
 const skip = (!bin && 'no PostgreSQL binaries (initdb, postgres) installed') || redisSkipReason() || false
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface Write {
   id: string
@@ -40,29 +38,17 @@ interface Write {
 t.test('Redis, then PostgreSQL, paused under load: every request answered in time; resumed: all served, nothing acknowledged lost', { skip }, async (t) => {
   const [database, redis] = await Promise.all([startCluster(bin!), startRedis()])
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, REDIS_URL: `redis://127.0.0.1:${redis.port}`, RATE_LIMIT: '1000000', ACTION_TIMEOUT_MS: String(ACTION_TIMEOUT_MS), JWT_SECRET: 'stall-test-secret-0123456789abcdef', PORT: String(port), HOST: '127.0.0.1' }
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, REDIS_URL: `redis://127.0.0.1:${redis.port}`, RATE_LIMIT: '1000000', ACTION_TIMEOUT_MS: String(ACTION_TIMEOUT_MS), JWT_SECRET: 'stall-test-secret-0123456789abcdef' }
   for (const name of ['PGLITE_DIR', 'DIAGNOSTICS', 'NODE_OPTIONS', 'MAX_HEAP_USED_MB', 'LOAD_SHEDDING']) delete env[name]
-  const child: ChildProcess = spawn(process.execPath, ['--import=tsx', join(root, 'example', 'server.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  const instance = await startInstance(join(root, 'example', 'server.ts'), 'example', port, env, root)
+  const output = () => instance.output()
   // One teardown, in this order: a paused server is resumed first (a stopped process ignores SIGTERM).
   t.teardown(async () => {
     redis.resume()
     database.resume()
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit')
-      child.kill('SIGKILL')
-      await exited
-    }
+    await stopProcess(instance.child, 'SIGKILL')
     await Promise.all([database.stop(), redis.stop()])
   })
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`the example exited:\n${output}`)
-    if (await fetch(`http://127.0.0.1:${port}/status`).then((r) => r.ok, () => false)) break
-    if (i > 600) throw new Error(`the example did not answer /status:\n${output}`)
-    await sleep(100)
-  }
 
   const run = `s${process.pid}`
   const writes: Write[] = []
@@ -95,7 +81,7 @@ t.test('Redis, then PostgreSQL, paused under load: every request answered in tim
   const served = (from: string, count: number) =>
     (async () => {
       for (let i = 0; writes.filter((w) => w.phase === from && w.status === 200).length < count; i++) {
-        if (i > 1500) throw new Error(`fewer than ${count} writes served in phase ${from}:\n${output}`)
+        if (i > 1500) throw new Error(`fewer than ${count} writes served in phase ${from}:\n${output()}`)
         await sleep(20)
       }
     })()

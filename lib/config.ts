@@ -79,6 +79,12 @@ export const DEFAULTS = Object.freeze({
     allowHeaders: Object.freeze(['Content-Type', 'Authorization']),
     /** Added to `allowHeaders` when `rest.mcp` is on: MCP's Streamable HTTP clients send it on every request. */
     mcpAllowHeaders: Object.freeze(['Mcp-Protocol-Version']),
+    /** Added to `allowHeaders` when an action streams: a reconnecting SSE client sends it (docs/streaming.md#resume). */
+    streamAllowHeaders: Object.freeze(['Last-Event-ID']),
+    /** Added to `allowHeaders` when an action takes idempotency keys (docs/idempotency.md). */
+    idempotencyAllowHeaders: Object.freeze(['Idempotency-Key']),
+    /** Added to `exposeHeaders` when an action takes idempotency keys: a replayed answer says so. */
+    idempotencyExposeHeaders: Object.freeze(['Idempotent-Replayed']),
     allowMethods: Object.freeze(['POST', 'GET', 'OPTIONS']),
     exposeHeaders: Object.freeze(['Content-Length']),
     maxAge: 600,

@@ -13,6 +13,10 @@ export interface CorsPluginOptions {
   cors?: CorsConfig
   /** The MCP endpoint is on: its clients send `Mcp-Protocol-Version`, allowed by default too. */
   mcp?: boolean
+  /** An action streams: reconnecting SSE clients send `Last-Event-ID`, allowed by default too. */
+  streams?: boolean
+  /** An action takes idempotency keys: `Idempotency-Key` is allowed and `Idempotent-Replayed` exposed by default too. */
+  idempotency?: boolean
   /**
    * Plugin mode: answer preflights for this registration's own routes only, never for the host's
    * (its `OPTIONS *` then matches only paths of routes added in this context).
@@ -138,14 +142,21 @@ function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsO
  * denies. `fixed` is set when one options object answers every request (no route rules, no function
  * options): @fastify/cors then needs no delegator, whose option merging costs a fifth of a request.
  */
-export function compileCors({ allowedOrigins, cors = {}, mcp = false, router }: CorsPluginOptions) {
-  // The specification's defaults; `origin` comes from `allowedOrigins` (or `*` when it is empty).
+export function compileCors({ allowedOrigins, cors = {}, mcp = false, streams = false, idempotency = false, router }: CorsPluginOptions) {
+  // The specification's defaults, plus the headers of the features that are on; `origin` comes from
+  // `allowedOrigins` (or `*` when it is empty).
+  const { allowHeaders, exposeHeaders } = DEFAULTS.cors
   const builtIn: ResolvedCorsOptions = {
     credentials: DEFAULTS.cors.credentials,
     maxAge: DEFAULTS.cors.maxAge,
-    allowHeaders: [...DEFAULTS.cors.allowHeaders, ...(mcp ? DEFAULTS.cors.mcpAllowHeaders : [])],
+    allowHeaders: [
+      ...allowHeaders,
+      ...(mcp ? DEFAULTS.cors.mcpAllowHeaders : []),
+      ...(streams ? DEFAULTS.cors.streamAllowHeaders : []),
+      ...(idempotency ? DEFAULTS.cors.idempotencyAllowHeaders : []),
+    ],
     allowMethods: [...DEFAULTS.cors.allowMethods],
-    exposeHeaders: [...DEFAULTS.cors.exposeHeaders],
+    exposeHeaders: [...exposeHeaders, ...(idempotency ? DEFAULTS.cors.idempotencyExposeHeaders : [])],
     origin: allowedOrigins.length === 0 ? '*' : [...allowedOrigins],
   }
   const defaults = mergeOptions(builtIn, cors.defaults)

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { messages } from '../lib/index.js'
+import { createAction, messages } from '../lib/index.js'
+import { paymentService } from './helpers/idempotency.js'
 import { buildServer } from './helpers/server.js'
 import { chromiumSkipReason, dumpDom, readResult, resultPage, servePage } from './helpers/chromium.js'
 
@@ -89,4 +90,50 @@ t.test('a real browser honours the CORS answers', { skip: chromiumSkipReason() }
     t.strictSame(result, { preflighted: { error: 'TypeError' }, simple: { error: 'TypeError' } })
     t.strictSame(hits, ['OPTIONS /api/services', 'GET /whoami'], 'the preflight stopped the POST; the simple GET reached the server but its answer was hidden')
   })
+})
+
+t.test('a real browser may resume a stream and read a replayed answer cross-origin (the default headers)', { skip: chromiumSkipReason() }, async (t) => {
+  let api = ''
+  const page = await servePage(() =>
+    resultPage(`
+      const api = ${JSON.stringify(api)}
+      const post = async (body, headers) => {
+        try {
+          const response = await fetch(api + '/api/services', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+          return { status: response.status, replayed: response.headers.get('idempotent-replayed'), text: await response.text() }
+        } catch (error) {
+          return { error: error.name }
+        }
+      }
+      const feed = { intent: 'execute', service: 'feeds', action: 'feed', payload: {} }
+      const resumed = await post(feed, { accept: 'text/event-stream', 'last-event-id': '1' })
+      const charge = { intent: 'execute', service: 'pay', action: 'charge', payload: { amount: 5 } }
+      const first = await post(charge, { 'idempotency-key': 'k-browser' })
+      const again = await post(charge, { 'idempotency-key': 'k-browser' })
+      return { resumed, first, again }`),
+  )
+  t.teardown(() => page.close())
+  const feed = createAction({
+    name: 'feed',
+    description: 'Streams two events',
+    handler: async function* () {
+      yield { n: 1 }
+      yield { n: 2 }
+    },
+  })
+  const runs: Record<string, number> = {}
+  const server = await buildServer({ services: [paymentService({ runs }), { name: 'feeds', description: 'Feeds', actions: [feed] }], rest: { allowedOrigins: [page.origin] } })
+  t.teardown(() => server.close())
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  api = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`
+
+  const charged = JSON.stringify({ status: true, message: messages.executed('pay', 'charge'), data: { id: 'ch_1', amount: 5 } })
+  t.strictSame(readResult(await dumpDom(`${page.origin}/`)), {
+    // Without Last-Event-ID in the allowed headers the preflight fails (a TypeError) and a standard client retries for ever.
+    resumed: { status: 204, replayed: null, text: '' },
+    first: { status: 200, replayed: null, text: charged },
+    // Without Idempotent-Replayed in the exposed headers the page reads null.
+    again: { status: 200, replayed: 'true', text: charged },
+  })
+  t.equal(runs.charge, 1, 'the charge ran once')
 })

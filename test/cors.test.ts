@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { messages, type ActionsApp, type CorsConfig, type CorsOptions, type CorsResolver } from '../lib/index.js'
+import { createAction, messages, type ActionsApp, type CorsConfig, type CorsOptions, type CorsResolver } from '../lib/index.js'
+import { echoService } from './helpers/fixtures.js'
+import { paymentService } from './helpers/idempotency.js'
 import { buildServer, execute } from './helpers/server.js'
 
 const ALLOWED = 'https://app.example'
@@ -423,4 +425,47 @@ t.test('a fixed policy needs no per-request delegator', async (t) => {
   t.match(plain.fixed, { origin: ['https://a.example'], credentials: true, methods: 'POST, GET, OPTIONS', maxAge: 600 })
   t.equal(compileCors({ allowedOrigins: [], cors: { addCors: [{ path: '/x', options: {} }] } }).fixed, undefined, 'route rules need the delegator')
   t.equal(compileCors({ allowedOrigins: [], cors: { defaults: { origin: () => 'https://b.example' } } }).fixed, undefined, 'an origin function needs it')
+})
+
+t.test('the headers of the features that are on: Last-Event-ID for streams, Idempotency-Key and Idempotent-Replayed for keys', async (t) => {
+  const stream = createAction({
+    name: 'feed',
+    description: 'Streams two events',
+    handler: async function* () {
+      yield { n: 1 }
+      yield { n: 2 }
+    },
+  })
+  const runs: Record<string, number> = {}
+  const both = await buildServer({ services: [echoService, paymentService({ runs }), { name: 'feeds', description: 'Feeds', actions: [stream] }], rest: { allowedOrigins: [ALLOWED] } })
+  t.teardown(() => both.close())
+  const streamsOnly = await buildServer({ services: [echoService, { name: 'feeds', description: 'Feeds', actions: [stream] }], rest: { allowedOrigins: [ALLOWED] } })
+  t.teardown(() => streamsOnly.close())
+  const withMcp = await buildServer({ services: [paymentService({ runs: {} }), { name: 'feeds', description: 'Feeds', actions: [stream] }], rest: { allowedOrigins: [ALLOWED], mcp: { enabled: true } } })
+  t.teardown(() => withMcp.close())
+
+  let response = await preflight(both.app, '/api/services', ALLOWED, { 'access-control-request-headers': 'content-type, last-event-id, idempotency-key' })
+  isPreflight(t, response)
+  t.equal(response.headers['access-control-allow-headers'], 'Content-Type, Authorization, Last-Event-ID, Idempotency-Key')
+  t.equal(response.headers['access-control-expose-headers'], 'Content-Length, Idempotent-Replayed')
+  response = await preflight(streamsOnly.app, '/api/services', ALLOWED)
+  t.equal(response.headers['access-control-allow-headers'], 'Content-Type, Authorization, Last-Event-ID', 'no idempotent action: no Idempotency-Key')
+  t.equal(response.headers['access-control-expose-headers'], 'Content-Length')
+  response = await preflight(withMcp.app, '/api/services', ALLOWED)
+  t.equal(response.headers['access-control-allow-headers'], 'Content-Type, Authorization, Mcp-Protocol-Version, Last-Event-ID, Idempotency-Key')
+
+  // A replayed answer says so, and a browser may read that it does.
+  const call = () => execute(both.app, 'pay', 'charge', { amount: 5 }, { headers: { origin: ALLOWED, 'idempotency-key': 'k-cors' } })
+  const first = await call()
+  const again = await call()
+  t.equal(first.statusCode, 200)
+  t.strictSame(again.body, first.body)
+  t.equal(again.headers['idempotent-replayed'], 'true')
+  t.equal(again.headers['access-control-expose-headers'], 'Content-Length, Idempotent-Replayed')
+  t.equal(runs.charge, 1)
+
+  // `cors.defaults.allowHeaders` still replaces the whole list.
+  const own = await buildServer({ services: [{ name: 'feeds', description: 'Feeds', actions: [stream] }], rest: { allowedOrigins: [ALLOWED], cors: { defaults: { allowHeaders: ['Content-Type'] } } } })
+  t.teardown(() => own.close())
+  t.equal((await preflight(own.app, '/api/services', ALLOWED)).headers['access-control-allow-headers'], 'Content-Type')
 })

@@ -97,30 +97,44 @@ function createFastify(rest: ResolvedRest): FastifyInstance {
   return Fastify(options as FastifyServerOptions) as unknown as FastifyInstance
 }
 
-/** The smallest set of tracked sockets that is swept for closed ones. */
-const SWEEP_MIN = 64
+/** How often (ms) closed connections leave the set of tracked sockets, while it holds any. */
+const SWEEP_EVERY = 1000
+
+/** The tracked sockets of each app, for tests (test/socket-set.test.ts): how many the set holds. */
+const trackedSockets = new WeakMap<FastifyInstance, Set<Socket>>()
+export function trackedSocketCount(app: FastifyInstance): number | undefined {
+  return trackedSockets.get(app)?.size
+}
 
 /**
  * `close()` lets in-flight requests finish, but their keep-alive connections would then hold the
  * server open until keepAliveTimeout: close each one as soon as it falls idle. A connection that
  * never sent a byte (a browser's speculative pre-connection, a pooled socket never used) is not
- * "idle" to Node and would hold `close()` forever: it has no request to finish, so it goes too.
+ * "idle" to Node 20 and would hold `close()` forever: it has no request to finish, so it goes too.
  */
 function closeConnectionsWhenDrained(app: FastifyInstance): void {
   const sockets = new Set<Socket>()
-  let sweepAt = SWEEP_MIN
+  trackedSockets.set(app, sockets)
   // No listener on the socket. With a 'close' listener per connection, a burst of connections tipped
   // V8's allocation-site pretenuring, after which most of what each request allocated was promoted to
   // the old generation. Under 1,000 connections on Node 26 that happened in 5 runs of 7 with a `once`
   // (about 24,000 against 32,000 req/s, 280 MB promoted in 5 s against 12), in 1 of 5 with one shared
   // function, in none of 5 without a listener, and never with --no-allocation-site-pretenuring
-  // (docs/benchmarks.md, "1,000 connections"). Closed sockets are swept out of the set instead,
-  // whenever it has doubled since the last sweep.
+  // (docs/benchmarks.md, "1,000 connections"). Closed sockets leave the set instead at the next sweep,
+  // once a second while the set holds any (one timer per server, nothing per connection): a closed
+  // socket, its buffers and what it references are kept at most that long.
+  let sweeper: NodeJS.Timeout | undefined
+  const sweep = () => {
+    for (const tracked of sockets) if (tracked.destroyed) sockets.delete(tracked)
+    if (sockets.size > 0) return
+    clearInterval(sweeper)
+    sweeper = undefined
+  }
   app.server.on('connection', (socket: Socket) => {
     sockets.add(socket)
-    if (sockets.size < sweepAt) return
-    for (const tracked of sockets) if (tracked.destroyed) sockets.delete(tracked)
-    sweepAt = Math.max(SWEEP_MIN, sockets.size * 2)
+    if (sweeper !== undefined) return
+    sweeper = setInterval(sweep, SWEEP_EVERY)
+    sweeper.unref()
   })
   let timer: NodeJS.Timeout | undefined
   const drain = () => {
@@ -135,6 +149,9 @@ function closeConnectionsWhenDrained(app: FastifyInstance): void {
   })
   app.addHook('onClose', function (_instance, done) {
     clearInterval(timer)
+    clearInterval(sweeper)
+    sweeper = undefined
+    sockets.clear()
     done()
   })
 }

@@ -141,6 +141,12 @@ function warnMcpListing(rest: NonNullable<ResolvedConfig['rest']>, logger: Servi
 }
 
 /** A part's own `diagnostics` switch when given, else the server's. */
+/** The features of the services that change what a browser must be allowed to send and read (CORS). */
+function featuresOf(engine: Engine): { streams: boolean; idempotency: boolean } {
+  const entries = engine.table.entries
+  return { streams: entries.some((entry) => entry.stream), idempotency: entries.some((entry) => entry.action.idempotency !== undefined) }
+}
+
 function scoped(core: Core, own: boolean | undefined, logger: ServiceLogger | undefined): Diagnostics {
   return own === undefined || own === core.config.diagnostics ? core.diagnostics : createDiagnostics(own, logger)
 }
@@ -177,7 +183,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
     // Plugin mode in an app that has @fastify/cors above it: that registration's hook already answers
     // for these routes (a second one would fail on its decorator), so its policy is reused, with a warning.
     if (!ownsApp && app.hasRequestDecorator('corsPreflightEnabled')) createDiagnostics(true, logger).warn('fastifyActions', messages.hostCors)
-    else await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors, mcp: rest.mcp !== undefined, ownRoutesOnly: !ownsApp })
+    else await app.register(corsPlugin, { allowedOrigins: rest.allowedOrigins, cors: rest.cors, mcp: rest.mcp !== undefined, ...featuresOf(engine), ownRoutesOnly: !ownsApp })
   }
   // After CORS, so a browser can read the 503; before everything that costs work.
   if (rest.underPressure) await app.register((await import('../../plugins/under-pressure.js')).loadSheddingPlugin, { ...rest.underPressure, expose: (probe) => (pressure = probe) })
@@ -186,7 +192,7 @@ export async function mountActions(app: FastifyInstance, core: Core, ownsApp: bo
   await app.register(middlewarePlugin, { registry: middleware, context })
   if (config.auth) await app.register((await import('../../plugins/auth.js')).authPlugin, { auth: config.auth, engine, allowedOrigins: rest.allowedOrigins, context, expose: (parts) => (auth = parts) })
   // One guard (and one store) for the endpoint, the per-action routes and MCP: a key means the same everywhere.
-  const idempotency = engine.getServices().value.some((service) => service.actions.some((action) => action.idempotency)) ? createIdempotencyGuard(rest.idempotency) : undefined
+  const idempotency = featuresOf(engine).idempotency ? createIdempotencyGuard(rest.idempotency) : undefined
   const uploads = setupUploads({ settings: rest.uploads, multipartLimit: rest.multipartLimit, engine, diagnostics: scoped(core, rest.uploadsDiagnostics, logger) })
   await app.register(servicesPlugin, { compression: rest.compression, engine, context, baseUrl: rest.baseUrl, discovery: rest.discovery, bodyLimit: rest.bodyLimit, maxDepth: rest.maxDepth, multipart: uploads, actionRoutes: rest.actionRoutes, authenticate: auth?.authenticate, streams: rest.streams, clientKey: streamClientKey(rest), idempotency })
   if (rest.openapi) await registerOpenApi(app, rest.openapi, { compression: rest.compression, engine, baseUrl, auth: config.auth, rateLimited: Boolean(rest.rateLimiting), discovery: rest.discovery })

@@ -74,8 +74,9 @@ export interface IdempotencyStore {
 type MemoryEntry = { token: string; fingerprint: string; answer?: StoredAnswer; expires: number }
 
 /**
- * The default store: one process's memory, bounded to `maxKeys` entries (the oldest goes first, as in
- * the rate limiter's LRU). Fine for one instance; a fleet shares Redis (`createRedisIdempotencyStore`).
+ * The default store: one process's memory, bounded to `maxKeys` entries (the oldest finished key goes
+ * first, as in the rate limiter's LRU; a running key is never dropped, and a store full of running
+ * requests refuses new keys: a 503). Fine for one instance; a fleet shares Redis (`createRedisIdempotencyStore`).
  */
 export function createMemoryIdempotencyStore(options: { maxKeys: number; now?: () => number }): IdempotencyStore {
   const entries = new Map<string, MemoryEntry>()
@@ -88,10 +89,21 @@ export function createMemoryIdempotencyStore(options: { maxKeys: number; now?: (
     }
     return entry
   }
+  // The oldest finished (or expired) key goes; a running one never does: dropping it would let a
+  // repeat of a request still in progress run a second time.
+  const makeRoom = () => {
+    for (const [key, entry] of entries) {
+      if (entry.answer || entry.expires <= now()) {
+        entries.delete(key)
+        return
+      }
+    }
+    throw new Error(`the in-memory store holds ${options.maxKeys} requests still running (rest.idempotency.maxKeys)`)
+  }
   const put = (key: string, entry: MemoryEntry) => {
     entries.delete(key)
+    if (entries.size >= options.maxKeys) makeRoom()
     entries.set(key, entry)
-    if (entries.size > options.maxKeys) entries.delete(entries.keys().next().value!)
   }
   return {
     acquire(key, fingerprint, leaseMs) {

@@ -41,11 +41,28 @@ t.test('the memory store keeps the contract', async (t) => {
   await contract(t, createMemoryIdempotencyStore({ maxKeys: 100 }))
 })
 
-t.test('the memory store is bounded: the oldest key goes first', async (t) => {
+t.test('the memory store is bounded: the oldest finished key goes first, a running key never', async (t) => {
   const store = createMemoryIdempotencyStore({ maxKeys: 3 })
-  for (const key of ['a', 'b', 'c', 'd']) await store.acquire(key, 'f', 10_000)
-  t.equal((await store.acquire('a', 'f', 10_000)).state, 'acquired', 'a was dropped')
-  t.equal((await store.acquire('d', 'f', 10_000)).state, 'running', 'd is kept')
+  const tokens: Record<string, string> = {}
+  for (const key of ['a', 'b', 'c']) {
+    const claim = await store.acquire(key, 'f', 10_000)
+    if (claim.state === 'acquired') tokens[key] = claim.token
+  }
+  await store.complete('b', tokens.b, 'f', { status: 200, body: '{}' }, 60_000)
+  await store.complete('c', tokens.c, 'f', { status: 200, body: '{}' }, 60_000)
+  t.equal((await store.acquire('d', 'f', 10_000)).state, 'acquired', 'd taken: full, so the oldest finished key (b) went')
+  t.equal((await store.acquire('a', 'f', 10_000)).state, 'running', 'a, older but still running, is kept (a repeat gets 409, not a second run)')
+  t.equal((await store.acquire('c', 'f', 10_000)).state, 'done', 'c is kept')
+  t.equal((await store.acquire('b', 'f', 10_000)).state, 'acquired', 'b was dropped: taken again, dropping c, the last finished key')
+  t.throws(() => store.acquire('e', 'f', 10_000), /the in-memory store holds 3 requests still running \(rest\.idempotency\.maxKeys\)/, 'full of running requests: refused (the guard answers 503)')
+})
+
+t.test('the memory store: an expired running key (its server gave up) makes room', async (t) => {
+  let clock = 0
+  const store = createMemoryIdempotencyStore({ maxKeys: 1, now: () => clock })
+  await store.acquire('a', 'f', 1000)
+  clock = 1000
+  t.equal((await store.acquire('b', 'f', 1000)).state, 'acquired')
 })
 
 async function connect(t: Tap, redis: RedisInstance): Promise<Redis> {

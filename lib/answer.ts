@@ -142,7 +142,9 @@ function unwritable(failure: Failure, action: string): WireAnswer {
 export function answerOf(result: Result<unknown, string>, entry: CompiledAction | undefined): WireAnswer {
   const name = entry?.name ?? ''
   if (result.ok) {
-    const envelope = toExternalResponse(result, entry?.serviceName ?? '', entry?.action.name ?? '')
+    // `toExternalResponse`'s envelope, with the entry's message made once at boot.
+    const value = result.value
+    const envelope = { status: true, message: entry ? entry.executed : messages.executed('', ''), data: isPlainObject(value) ? value : { result: value } }
     if (!entry?.serialize) return { status: 200, envelope }
     try {
       return { status: 200, envelope, json: entry.serialize(envelope) }

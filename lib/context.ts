@@ -57,7 +57,7 @@ export type AuthUser = Record<string, unknown> & { userId: string; organizationI
 /** What the scope holds: the current request's store and the execution in progress, each optional. */
 interface Scope {
   readonly request: RequestStore | undefined
-  readonly execution: ExecutionState | undefined
+  readonly execution: Execution | undefined
   /**
    * The async resource of the outermost scope: on Node 24 and later it holds the async context that
    * scope was entered from (`outsideRequestScope`).
@@ -65,9 +65,22 @@ interface Scope {
   readonly outer: AsyncResource
 }
 
-/** The execution's cancellation rides on its hook context under a symbol (the scope keeps three fields: cheaper to make). */
-const CANCELLATION = Symbol('fastify-actions.cancellation')
-type ExecutionState = HookContext & { [CANCELLATION]?: Cancellation }
+/**
+ * One execution as its scope holds it: its cancellation, and its hook context, made when first read
+ * (`context.hookContext` and the hook methods) when the engine does not make it up front: an action
+ * with nothing before or after its handler (the engine's plain path) never reads it itself.
+ */
+export interface Execution {
+  hook: HookContext | undefined
+  readonly actionName: string
+  readonly input: unknown
+  readonly cancellation: Cancellation | undefined
+}
+
+/** The execution's hook context, made on first use. */
+export function hookContextOf(execution: Execution): HookContext {
+  return (execution.hook ??= createHookContext(execution.actionName, execution.input))
+}
 
 // One AsyncLocalStorage for both: on Node 20 every promise created runs a propagation step per storage.
 const scopeStorage = new AsyncLocalStorage<Scope>()
@@ -75,9 +88,9 @@ const scopeStorage = new AsyncLocalStorage<Scope>()
 /** The async resource of one scope (it restores the prior async context itself when the scope ends). */
 const SCOPE_RESOURCE = 'fastify-actions.scope'
 
-function enterThenRun<T>(scope: Scope, fn: () => T): T {
+function enterThenRun<A, T>(scope: Scope, fn: (arg: A) => T, arg: A): T {
   scopeStorage.enterWith(scope)
-  return fn()
+  return fn(arg)
 }
 
 /**
@@ -93,15 +106,15 @@ function enterThenRun<T>(scope: Scope, fn: () => T): T {
  * per scope on Node 24, 165 against 218 on Node 26). Node 20 keeps stores on the async resource,
  * where this costs about 50 ns more than `run`.
  */
-function runInScope<T>(request: RequestStore | undefined, execution: ExecutionState | undefined, fn: () => T): T {
+function runInScope<A, T>(request: RequestStore | undefined, execution: Execution | undefined, fn: (arg: A) => T, arg: A): T {
   const resource = new AsyncResource(SCOPE_RESOURCE, { requireManualDestroy: true })
   const scope: Scope = { request, execution, outer: scopeStorage.getStore()?.outer ?? resource }
-  return resource.runInAsyncScope(enterThenRun<T>, null, scope, fn)
+  return resource.runInAsyncScope(enterThenRun<A, T>, null, scope, fn, arg)
 }
 
 /** Runs `fn` with `store` as the current request store (the execution in progress, if any, stays). */
 export function runInRequestScope<T>(store: RequestStore, fn: () => T): T {
-  return runInScope(store, scopeStorage.getStore()?.execution, fn)
+  return runInScope(store, scopeStorage.getStore()?.execution, fn, undefined)
 }
 
 /**
@@ -153,21 +166,21 @@ export function createRequestStore(rest?: unknown, context?: ServerContext<any>,
 }
 
 export function createHookContext(actionName: string, input: unknown): HookContext {
-  return { actionName, input, state: {}, log: { before: [], after: [] }, [CANCELLATION]: undefined } as HookContext
+  return { actionName, input, state: {}, log: { before: [], after: [] } }
 }
 
 /**
- * Runs one execution of an action with its own hook context and cancellation, for `request` when
- * given (a caller that did not enter the request's scope), else for the current request, if any.
+ * Runs `fn(execution)`, one execution of an action in its own scope, for `request` when given (a
+ * caller that did not enter the request's scope), else for the current request, if any. One scope
+ * entry: the execution's scope is the request's too.
  */
-export function runInExecutionScope<T>(hookContext: HookContext, fn: () => T, cancellation?: Cancellation, request?: RequestStore): T {
-  if (cancellation) (hookContext as ExecutionState)[CANCELLATION] = cancellation
-  return runInScope(request ?? scopeStorage.getStore()?.request, hookContext, fn)
+export function runInExecutionScope<E extends Execution, T>(execution: E, fn: (execution: E) => T, request?: RequestStore): T {
+  return runInScope(request ?? scopeStorage.getStore()?.request, execution, fn, execution)
 }
 
 /** The cancellation of the execution in progress, if any. */
 export function currentCancellation(): Cancellation | undefined {
-  return scopeStorage.getStore()?.execution?.[CANCELLATION]
+  return scopeStorage.getStore()?.execution?.cancellation
 }
 
 /**
@@ -234,7 +247,7 @@ export class ServerContext<TDB = unknown> {
    * error saying which. Outside an execution: a signal that never aborts.
    */
   get signal(): AbortSignal {
-    return scopeStorage.getStore()?.execution?.[CANCELLATION]?.signal ?? neverAborted
+    return scopeStorage.getStore()?.execution?.cancellation?.signal ?? neverAborted
   }
 
   /**
@@ -247,14 +260,15 @@ export class ServerContext<TDB = unknown> {
 
   /** The hook context of the execution in progress. */
   get hookContext(): HookContext {
-    return scopeStorage.getStore()?.execution ?? this.#idleHookContext
+    const execution = scopeStorage.getStore()?.execution
+    return execution ? hookContextOf(execution) : this.#idleHookContext
   }
 
   resetHookContext(actionName: string, input: unknown): void {
     const fresh = createHookContext(actionName, input)
-    const current = scopeStorage.getStore()?.execution
-    // The execution's cancellation stays (Object.assign would copy the fresh one's empty slot over it).
-    if (current) Object.assign(current, fresh, { error: undefined, output: undefined, [CANCELLATION]: current[CANCELLATION] })
+    const execution = scopeStorage.getStore()?.execution
+    // The same object, emptied: whoever holds the execution's hook context sees the reset.
+    if (execution) Object.assign(hookContextOf(execution), fresh, { error: undefined, output: undefined })
     else this.#idleHookContext = fresh
   }
 

@@ -1,7 +1,7 @@
 import type { Action, AfterActionHandler, BeforeActionHandler, Service } from './action.js'
 import type { AuthResult } from './auth.js'
 import { abortReason, abortReasons, Cancellation } from './cancellation.js'
-import { captureScope, createHookContext, getRequestStore, runInExecutionScope, type RequestStore, type ServerContext } from './context.js'
+import { captureScope, createHookContext, getRequestStore, runInExecutionScope, type Execution, type RequestStore, type ServerContext } from './context.js'
 import { createDiagnostics, errorMessage, type Diagnostics } from './diagnostics.js'
 import { isDeclaredFailure, resolveDeclared } from './declared-errors.js'
 import { fail, type Failure } from './errors.js'
@@ -330,6 +330,84 @@ function* startStream(
   )
 }
 
+/**
+ * One execution as the engine runs it: what its scope holds (lib/context.ts) and what its steps read,
+ * in one object (no closure per execution).
+ */
+interface Run extends Execution {
+  readonly pipeline: Pipeline
+  readonly compiled: CompiledAction
+  readonly context: ServerContext<any>
+  readonly cancellation: Cancellation
+  readonly trace: ExecutionTrace | undefined
+}
+
+/**
+ * Whether an execution takes the plain path: nothing before the handler (no auth, no guard, no global
+ * before handler, no before hook), nothing after it (no after hook, no global after handler), no
+ * stream and no timeout. Decided per call: guards and the authenticator may be added after boot.
+ */
+function isPlain(pipeline: Pipeline, compiled: CompiledAction): boolean {
+  return (
+    !compiled.stream &&
+    compiled.timeout === undefined &&
+    compiled.before.length === 0 &&
+    compiled.after.length === 0 &&
+    pipeline.globalBefore === undefined &&
+    pipeline.globalAfter === undefined &&
+    !(compiled.action.isProtected && pipeline.authenticate) &&
+    pipeline.guards.for(compiled.serviceName, compiled.action.name).length === 0
+  )
+}
+
+/**
+ * The plain path: `runPipeline` → `runAction` → `settleEnd` for an action with nothing around its
+ * handler (`isPlain`), without their generators: the same answers, logs and hook context (made only
+ * if the handler reads it). A throw outside the handler (a validator's) is `onError`'s, as in `run`.
+ */
+function runPlain(run: Run): Result<unknown, string> | Promise<Result<unknown, string>> {
+  const { compiled } = run
+  if (compiled.validate === undefined) return handlePlain(run, run.input)
+  const checked = compiled.validate(run.input)
+  if (isThenable(checked)) return Promise.resolve(checked).then((value) => validatedPlain(run, value), (error) => Err(run.pipeline.thrownMessage(error)))
+  return validatedPlain(run, checked)
+}
+
+function validatedPlain(run: Run, checked: Awaited<ReturnType<NonNullable<CompiledAction['validate']>>>): Result<unknown, string> | Promise<Result<unknown, string>> {
+  return checked.ok ? handlePlain(run, checked.value) : endPlain(run, fail.validation(checked.errors))
+}
+
+function handlePlain(run: Run, data: unknown): Result<unknown, string> | Promise<Result<unknown, string>> {
+  let handled: unknown
+  try {
+    handled = run.compiled.action.handler(data, run.context)
+  } catch (error) {
+    return endPlain(run, Err(run.pipeline.thrownMessage(error)))
+  }
+  if (!isThenable(handled)) return endPlain(run, handled)
+  return Promise.resolve(handled).then(
+    (value) => endPlain(run, value),
+    (error) => endPlain(run, Err(run.pipeline.thrownMessage(error))),
+  )
+}
+
+/** `runAction`'s end (a non-Result, a declared error), then `settleEnd`'s, on the hook context only if it was made. */
+function endPlain(run: Run, handled: unknown): Result<unknown, string> {
+  const { pipeline, compiled } = run
+  if (!isResult(handled)) return settled(run, notAResult(pipeline, compiled.name))
+  const result = handled.ok ? (handled as Result<unknown, string>) : declaredOrPlain(pipeline, compiled, handled as Result<unknown, string>)
+  return settled(run, result.ok ? result : declaredOrPlain(pipeline, compiled, result))
+}
+
+function settled(run: Run, result: Result<unknown, string>): Result<unknown, string> {
+  const hook = run.hook
+  if (hook !== undefined) {
+    if (result.ok) hook.output = result.value
+    else hook.error = result.error
+  }
+  return result
+}
+
 /** Each execution's `context.signal` follows the REST request's, when it runs in one. */
 const requestSignal = () => getRequestStore()?.signal?.()
 
@@ -376,15 +454,28 @@ export function createEngine(options: EngineOptions): Engine {
   ): Result<unknown, string> | Promise<Result<unknown, string>> {
     const compiled = lookup(registry, serviceName, actionName)
     if ('ok' in compiled) return compiled
-    const hookContext = createHookContext(compiled.name, payload)
     const signal = options?.signal
     const cancellation = new Cancellation(signal ? () => signal : requestSignal)
     const trace = pipeline.instrument?.({ service: serviceName, action: actionName, intent: 'execute' })
-    const runOnce = () => run(runPipeline(pipeline, compiled, payload, context, cancellation, trace), onError)
+    const plain = isPlain(pipeline, compiled)
+    // The pipeline's hooks share the hook context: made up front; the plain path makes it on first read.
+    const execution: Run = { hook: plain ? undefined : createHookContext(compiled.name, payload), actionName: compiled.name, input: payload, cancellation, pipeline, compiled, context, trace }
+    const steps = plain ? runPlainOnce : runPipelineOnce
     const request = options?.request
-    const outcome = trace ? trace.run(() => runInExecutionScope(hookContext, runOnce, cancellation, request)) : runInExecutionScope(hookContext, runOnce, cancellation, request)
+    const outcome = trace ? trace.run(() => runInExecutionScope(execution, steps, request)) : runInExecutionScope(execution, steps, request)
     if (!(outcome instanceof Promise)) return compiled.stream ? ended(outcome, cancellation, trace) : over(outcome, cancellation, trace)
     return outcome.then((result) => (compiled.stream ? ended(result, cancellation, trace) : over(result, cancellation, trace)))
+  }
+  // A throw anywhere in either path: the same rule as a throwing handler.
+  function runPlainOnce(execution: Run): Result<unknown, string> | Promise<Result<unknown, string>> {
+    try {
+      return runPlain(execution)
+    } catch (error) {
+      return onError(error)
+    }
+  }
+  function runPipelineOnce({ compiled, input, context, cancellation, trace }: Run): Result<unknown, string> | Promise<Result<unknown, string>> {
+    return run(runPipeline(pipeline, compiled, input, context, cancellation, trace), onError)
   }
   return {
     getServices: () => Ok(serviceList),

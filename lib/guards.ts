@@ -40,6 +40,8 @@ function selectorPart(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
 }
 
+const NO_GUARDS: readonly Guard<any>[] = Object.freeze([])
+
 /** The guards of one engine, and for each action the ones that select it (worked out once per action). */
 export class Guards {
   readonly #entries: Entry[] = []
@@ -58,7 +60,7 @@ export class Guards {
 
   /** The guards of `service.action`, in the order they were added. */
   for(service: string, action: string): readonly Guard<any>[] {
-    if (this.#entries.length === 0) return []
+    if (this.#entries.length === 0) return NO_GUARDS
     const key = `${service}.${action}`
     let guards = this.#byAction.get(key)
     if (guards === undefined) {

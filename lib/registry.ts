@@ -41,6 +41,8 @@ export interface CompiledAction {
   writeEvent?: EventWriter
   before: CompiledHook[]
   after: CompiledHook[]
+  /** Its success message, `Action 'service.action' executed`, made once. */
+  executed: string
 }
 
 /** The action table: every compiled action, in declaration order, and the lookup by names. */
@@ -122,6 +124,7 @@ function compileAction(serviceName: string, action: Action, actionTimeout: numbe
     writeEvent: stream ? compileEventWriter(output) : undefined,
     before: [],
     after: [],
+    executed: messages.executed(serviceName, action.name),
   }
 }
 

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { commands } from '../lib/cli/index.js'
+import { commands, main, reportError } from '../lib/cli/index.js'
 import { appendToArray } from '../lib/cli/gen.js'
 import { applyAuthBlocks } from '../lib/cli/new.js'
 import { checkName, toCamelCase } from '../lib/cli/names.js'
@@ -15,7 +15,14 @@ import { repoRoot } from './helpers/pack.js'
 
 const bin = join(repoRoot, 'lib', 'cli', 'bin.ts')
 
-function cli(args: string[], cwd = repoRoot): Promise<{ code: number | null; stdout: string; stderr: string }> {
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** The real executable (`node lib/cli/bin.ts`): its exit code and streams. Slow (a Node start with tsx each). */
+function cli(args: string[], cwd = repoRoot): Promise<Run> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
@@ -23,12 +30,40 @@ function cli(args: string[], cwd = repoRoot): Promise<{ code: number | null; std
   })
 }
 
+/**
+ * What bin.ts does, in this process: `main(argv)` in `cwd`, exit 0 when it resolves, else
+ * `reportError`'s code; stdout and stderr captured. The tests below that only read a command's
+ * output and files use it (a CPU second each saved); the executable itself is run by `cli` above
+ * for --help, --version, a usage error, a refusal and the commands that need a project.
+ */
+async function inProcess(args: string[], cwd = repoRoot): Promise<Run> {
+  const out: string[] = []
+  const err: string[] = []
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write }
+  const capture = (into: string[]) => ((chunk: string | Uint8Array) => (into.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString()), true)) as typeof process.stdout.write
+  const before = process.cwd()
+  process.chdir(cwd)
+  process.stdout.write = capture(out)
+  process.stderr.write = capture(err)
+  let code = 0
+  try {
+    await main(args)
+  } catch (error) {
+    code = reportError(error)
+  } finally {
+    process.stdout.write = writes.stdout
+    process.stderr.write = writes.stderr
+    process.chdir(before)
+  }
+  return { code, stdout: out.join(''), stderr: err.join('') }
+}
+
 t.test('--help lists every command; every command has its own --help', async (t) => {
   const main = await cli(['--help'])
   t.equal(main.code, 0)
   for (const name of Object.keys(commands)) t.match(main.stdout, new RegExp(`^  ${name} `, 'm'))
   for (const name of Object.keys(commands)) {
-    const help = await cli([name, '--help'])
+    const help = await inProcess([name, '--help'])
     t.equal(help.code, 0, `${name} --help`)
     t.match(help.stdout, `Usage: fastify-actions ${name}`)
   }
@@ -50,8 +85,9 @@ t.test('usage errors: one line, exit 2', async (t) => {
     [['gen', 'thing', 'x'], 'fastify-actions: cannot generate "thing": use service or action (see --help)\n'],
     [['gen', 'action', 'tasks'], 'fastify-actions: gen action needs a service and a name: fastify-actions gen action <service> <name> (see --help)\n'],
   ]
-  for (const [args, stderr] of cases) {
-    const result = await cli(args)
+  for (const [i, [args, stderr]] of cases.entries()) {
+    // The first through the executable (its exit code 2), the others in this process.
+    const result = await (i === 0 ? cli : inProcess)(args)
     t.equal(result.code, 2, args.join(' '))
     t.equal(result.stderr, stderr, args.join(' '))
   }
@@ -62,7 +98,7 @@ t.test('new refuses an existing non-empty directory and a bad project name (exit
   const taken = await cli(['new', 'taken', '--no-install'], dir)
   t.equal(taken.code, 1)
   t.equal(taken.stderr, 'fastify-actions: taken already exists and is not empty\n')
-  const bad = await cli(['new', 'My App', '--no-install'], dir)
+  const bad = await inProcess(['new', 'My App', '--no-install'], dir)
   t.equal(bad.code, 1)
   t.match(bad.stderr, /^fastify-actions: invalid project name "My App"/)
   t.notOk(existsSync(join(dir, 'My App')))
@@ -70,7 +106,7 @@ t.test('new refuses an existing non-empty directory and a bad project name (exit
 
 t.test('new --no-install writes the template, dotfiles renamed, auth blocks dropped', async (t) => {
   const dir = t.testdir({ empty: {} })
-  const result = await cli(['new', 'empty', '--no-install', '--from', '^9.9.9'], dir)
+  const result = await inProcess(['new', 'empty', '--no-install', '--from', '^9.9.9'], dir)
   t.equal(result.code, 0, result.stderr)
   const root = join(dir, 'empty')
   for (const file of ['.gitignore', '.env.example', '.taprc', '.dockerignore', 'Dockerfile', 'compose.yaml', 'src/config.ts', 'src/server.ts', 'src/services/index.ts', 'src/services/tasks/delete.ts', 'src/db/migrations/0000_tasks.sql', 'test/tasks.test.ts']) {
@@ -86,7 +122,7 @@ t.test('new --no-install writes the template, dotfiles renamed, auth blocks drop
 
 t.test('new --auth adds the account service, its migration and test, and config.auth', async (t) => {
   const dir = t.testdir({})
-  const result = await cli(['new', 'withauth', '--no-install', '--auth'], dir)
+  const result = await inProcess(['new', 'withauth', '--no-install', '--auth'], dir)
   t.equal(result.code, 0, result.stderr)
   const root = join(dir, 'withauth')
   t.ok(existsSync(join(root, 'src/services/account/login.ts')))
@@ -113,7 +149,7 @@ t.test('gen on a fixture project: files written and registered, refusals leave i
     src: { services: { 'index.ts': "import { createServices } from 'fastify-actions'\n\nexport const services = createServices([])\n" } },
     test: { 'helpers.ts': '' },
   })
-  const service = await cli(['gen', 'service', 'user-profiles'], dir)
+  const service = await inProcess(['gen', 'service', 'user-profiles'], dir)
   t.equal(service.code, 0, service.stderr)
   t.equal(
     readFileSync(join(dir, 'src/services/index.ts'), 'utf8'),
@@ -122,7 +158,7 @@ t.test('gen on a fixture project: files written and registered, refusals leave i
   t.match(readFileSync(join(dir, 'src/services/user-profiles/index.ts'), 'utf8'), "name: 'userProfiles'")
   t.ok(existsSync(join(dir, 'test/user-profiles.test.ts')))
 
-  const action = await cli(['gen', 'action', 'user-profiles', 'send-invite'], dir)
+  const action = await inProcess(['gen', 'action', 'user-profiles', 'send-invite'], dir)
   t.equal(action.code, 0, action.stderr)
   t.match(readFileSync(join(dir, 'src/services/user-profiles/send-invite.ts'), 'utf8'), "name: 'sendInvite'")
   t.match(readFileSync(join(dir, 'src/services/user-profiles/index.ts'), 'utf8'), 'actions: [helloAction, sendInviteAction]')
@@ -138,7 +174,7 @@ t.test('gen on a fixture project: files written and registered, refusals leave i
     [['gen', 'action', 'user-profiles', 'x.y'], 'fastify-actions: invalid action name "x.y": use letters, digits and single hyphens, starting with a letter (e.g. user-profiles)\n'],
   ]
   for (const [args, stderr] of refusals) {
-    const result = await cli(args, dir)
+    const result = await inProcess(args, dir)
     t.equal(result.code, 1, args.join(' '))
     t.equal(result.stderr, stderr, args.join(' '))
   }
@@ -149,7 +185,7 @@ t.test('gen refuses a folder without src/services/index.ts', async (t) => {
   const dir = t.testdir({ 'package.json': JSON.stringify({ name: 'bare', devDependencies: { 'fastify-actions': '*' } }) })
   mkdirSync(join(dir, 'src'))
   writeFileSync(join(dir, 'src', 'keep'), '')
-  const result = await cli(['gen', 'service', 'x'], dir)
+  const result = await inProcess(['gen', 'service', 'x'], dir)
   t.equal(result.code, 1)
   t.equal(result.stderr, 'fastify-actions: src/services/index.ts not found: run gen in the root of a project made by fastify-actions new\n')
 })

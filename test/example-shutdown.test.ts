@@ -11,11 +11,16 @@ import { canConnect } from './helpers/net.js'
 
 // SIGTERM to `npm start`'s server (example/server.ts, PGlite in a temp directory) while a slow
 // request runs: the request finishes, new connections are refused, PGlite is shut down cleanly,
-// and the process exits 0.
+// and the process exits 0. No step has a clock of its own: each wait ends when the server does
+// what is awaited or exits (PGlite's first set-up takes from 5 s idle to a minute on a loaded
+// machine); the file's timeout is the only bound.
+
+t.setTimeout(600_000)
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const WAIT_MS = 60_000
-const SLOW_MS = 3000
+// The longest the action allows: the margin between SIGTERM and the slow answer in which the
+// listener must be seen closed.
+const SLOW_MS = 5000
 
 /** The cluster state in PGlite's pg_control (DBState at byte 16): 1 shut down cleanly, 6 running or killed while running. */
 const DB_SHUTDOWNED = 1
@@ -46,21 +51,15 @@ t.test('SIGTERM while a slow request runs: it finishes, new connections are refu
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
 
   const waitFor = async (what: string, check: () => boolean | Promise<boolean>) => {
-    const deadline = Date.now() + WAIT_MS
     while (!(await check())) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${what}; stdout:\n${stdout}\nstderr:\n${stderr}`)
-      await sleep(25)
+      if (child.exitCode !== null) throw new Error(`no ${what}; stdout:\n${stdout}\nstderr:\n${stderr}`)
+      await sleep(50)
     }
   }
   const base = `http://127.0.0.1:${port}`
-  await waitFor('answer on /status', async () => {
-    try {
-      return (await fetch(`${base}/status`)).status === 200
-    } catch {
-      return false
-    }
-  })
+  // The line is printed once it listens: then /status answers at the first try.
   await waitFor('the line saying when it answers', () => /\nAnswering \d+ms after launch\n/.test(stdout))
+  t.equal((await fetch(`${base}/status`)).status, 200, 'GET /status answers')
   t.equal(clusterState(dataDir), DB_IN_PRODUCTION, 'PGlite is open while the server runs')
 
   let answered = false
@@ -75,13 +74,20 @@ t.test('SIGTERM while a slow request runs: it finishes, new connections are refu
   await waitFor('slow request in its handler', () => stdout.includes(`greetings.slow: waiting ${SLOW_MS}ms`))
 
   child.kill('SIGTERM')
+  // Until the listener is closed or the slow answer came: bounded by the request, not by a count of tries.
   let refused = false
-  for (let attempt = 0; attempt < 200 && !refused; attempt++) {
-    refused = !(await canConnect(port))
-    if (!refused) await sleep(20)
+  let stillRunning = false
+  for (;;) {
+    if (!(await canConnect(port))) {
+      refused = true
+      stillRunning = !answered
+      break
+    }
+    if (answered) break
+    await sleep(20)
   }
   t.ok(refused, 'new connections are refused once SIGTERM arrived')
-  t.notOk(answered, 'refused while the slow request was still running')
+  t.ok(stillRunning, 'refused while the slow request was still running')
 
   t.same(await inFlight, {
     status: 200,

@@ -35,6 +35,8 @@ export const DEFAULTS = Object.freeze({
     mcpRequireAuth: false,
     /** A streaming action called as a tool: the most events one call collects (docs/streaming.md#mcp). */
     mcpMaxStreamEvents: 1000,
+    /** A streaming action called as a tool: the most bytes of events' JSON one call collects. */
+    mcpMaxStreamBytes: 8 * MB,
     openapiEnabled: false,
     /** Under the base URL: `{baseUrl}/openapi.json`. */
     openapiPath: '/openapi.json',

@@ -180,6 +180,11 @@ export interface McpConfig {
    * the action is stopped and the result says `truncated: true` (docs/streaming.md#mcp).
    */
   maxStreamEvents?: number
+  /**
+   * A streaming action called as a tool: the most bytes of its events' JSON one call collects
+   * (default 8 MiB). Past it the action is stopped and the result says `truncated: true`.
+   */
+  maxStreamBytes?: number
 }
 
 /** `rest.compression` as an object. */
@@ -233,6 +238,7 @@ export interface ResolvedMcp {
   readonly version?: string
   readonly requireAuth: boolean
   readonly maxStreamEvents: number
+  readonly maxStreamBytes: number
 }
 
 /**
@@ -330,7 +336,7 @@ export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
   cors: Object.freeze({ enabled: true, defaults: CORS_OPTION_KEYS, addCors: true } satisfies KeyTable<CorsConfig>),
   uploads: UPLOADS_KEYS,
   discovery: Object.freeze({ enabled: true, secret: true } satisfies KeyTable<DiscoveryConfig>),
-  mcp: Object.freeze({ enabled: true, path: true, name: true, version: true, requireAuth: true, maxStreamEvents: true } satisfies KeyTable<McpConfig>),
+  mcp: Object.freeze({ enabled: true, path: true, name: true, version: true, requireAuth: true, maxStreamEvents: true, maxStreamBytes: true } satisfies KeyTable<McpConfig>),
   openapi: Object.freeze({
     enabled: true,
     path: true,
@@ -534,6 +540,7 @@ function resolveMcp(config: McpConfig | undefined, baseUrl: string): ResolvedMcp
     version: config.version,
     requireAuth: optionalBoolean('rest.mcp.requireAuth', config.requireAuth, DEFAULTS.rest.mcpRequireAuth),
     maxStreamEvents: positiveInteger('rest.mcp.maxStreamEvents', config.maxStreamEvents, DEFAULTS.rest.mcpMaxStreamEvents),
+    maxStreamBytes: positiveInteger('rest.mcp.maxStreamBytes', config.maxStreamBytes, DEFAULTS.rest.mcpMaxStreamBytes),
   })
 }
 

@@ -11,7 +11,7 @@ import { outsideRequestScope, runInRequestScope, type RequestStore, type ServerC
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { ErrConfig, type Failure } from '../lib/errors.js'
-import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toToolResult, type ToolRegistry, type ToolTarget } from '../lib/mcp/tools.js'
+import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toToolResult, type StreamLimits, type ToolRegistry, type ToolTarget } from '../lib/mcp/tools.js'
 import type { IdempotencyGuard } from './idempotency.js'
 import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
@@ -113,7 +113,8 @@ interface McpCall {
   transport: StreamableHTTPServerTransport
   caller: string
   inFlight: InFlight
-  maxStreamEvents: number
+  /** `rest.mcp.maxStreamEvents` and `rest.mcp.maxStreamBytes`: what one streaming call collects. */
+  streamLimits: StreamLimits
   /** The HTTP request's scope: the tool call (and a stream's generator) runs in it, the SDK outside it. */
   store: RequestStore
   /** The HTTP request's logger: server faults are logged as the JSON endpoint logs them. */
@@ -149,9 +150,9 @@ function createMcpServer(registry: ToolRegistry, identity: { name: string; versi
         const stop = () => stream.close()
         extra.signal.addEventListener('abort', stop, { once: true })
         const token = request.params._meta?.progressToken
-        const onEvent = token === undefined ? undefined : (event: unknown, index: number) => extra.sendNotification(progressOf(token, event, index))
+        const onEvent = token === undefined ? undefined : (event: unknown, index: number, json: string) => extra.sendNotification(progressOf(token, event, index, json))
         try {
-          return toStreamToolResult(await collectStream(stream, call.maxStreamEvents, onEvent), target, call.log)
+          return toStreamToolResult(await collectStream(stream, call.streamLimits, onEvent), target, call.log)
         } finally {
           extra.signal.removeEventListener('abort', stop)
         }
@@ -282,6 +283,7 @@ function requireToken(verify: Authenticator, context: ServerContext<any>) {
 /** The POST handler: checks the body is one JSON-RPC message, then hands the raw request to a fresh MCP server. */
 function createMcpHandler(registry: ToolRegistry, identity: { name: string; version: string }, options: McpPluginOptions, validator: AjvJsonSchemaValidator) {
   const inFlight: InFlight = new Map()
+  const streamLimits: StreamLimits = { events: options.config.maxStreamEvents, bytes: options.config.maxStreamBytes }
   return async function handle(request: FastifyRequest, reply: FastifyReply) {
     const body = request.body
     if (body === undefined || body instanceof UnreadableBody) {
@@ -301,7 +303,7 @@ function createMcpHandler(registry: ToolRegistry, identity: { name: string; vers
     const store = requestStoreOf(request, reply, options.context)
     return outsideRequestScope(() => {
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body, registry) })
-      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, maxStreamEvents: options.config.maxStreamEvents, store, log: request.log, clientKey: options.clientKey?.(request) ?? request.ip })
+      const server = createMcpServer(registry, identity, options, validator, { transport, caller, inFlight, streamLimits, store, log: request.log, clientKey: options.clientKey?.(request) ?? request.ip })
       return answer(request, reply, body, server, transport, options.diagnostics)
     })
   }

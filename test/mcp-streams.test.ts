@@ -1,7 +1,7 @@
 import t from 'tap'
 import Type from 'typebox'
 import { CallToolResultSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js'
-import { createAction, createService, Ok } from '../lib/index.js'
+import { createAction, createService, getActions, Ok } from '../lib/index.js'
 import { connectClient, startMcpServer, textOf } from './helpers/mcp.js'
 
 // A streaming action as an MCP tool, through the SDK's own client: its events collected into the
@@ -157,6 +157,27 @@ t.test('past rest.mcp.maxStreamEvents the action is stopped and the result says 
   t.same(result.structuredContent, { events: [0, 1, 2], truncated: true })
   t.same(seen.closed, ['forever'], "the generator's finally ran")
   t.same(seen.reasons, ['Action aborted: the stream was closed'], 'context.signal aborted, saying why once')
+})
+
+t.test('past rest.mcp.maxStreamBytes the action is stopped and the result says truncated, within the limit', async (t) => {
+  // Each event's JSON, {"n":1}, is 7 bytes: 20 bytes hold two; the third would pass the limit and is left out.
+  const server = await startMcpServer(t, { services, rest: { mcp: { enabled: true, maxStreamBytes: 20 } } })
+  const client = await connectClient(t, server.url)
+  const progress: Progress[] = []
+  const result = resultOf(await client.callTool({ name: 'streams_count', arguments: { to: 5 } }, CallToolResultSchema, { onprogress: (update) => progress.push(update) }))
+  t.same(result.structuredContent, { events: [{ n: 1 }, { n: 2 }], truncated: true })
+  t.same(progress.map((update) => update.progress), [1, 2], 'a progress notification for each event kept, none for the one left out')
+  t.same(seen.closed, ['count:true'], "the generator's finally ran, its signal aborted")
+  const whole = resultOf(await client.callTool({ name: 'streams_count', arguments: { to: 2 } }))
+  t.same(whole.structuredContent, { events: [{ n: 1 }, { n: 2 }], final: { counted: 2 } }, 'exactly at the limit: whole')
+})
+
+t.test('rest.mcp.maxStreamBytes defaults to 8 MiB and must be a positive integer', async (t) => {
+  const server = await startMcpServer(t, { services })
+  t.equal(getActions(server.app)?.config.rest?.mcp?.maxStreamBytes, 8 * 1024 * 1024)
+  for (const bad of [0, -1, 1.5, '10']) {
+    await t.rejects(startMcpServer(t, { services, rest: { mcp: { enabled: true, maxStreamBytes: bad as number } } }), { message: /rest\.mcp\.maxStreamBytes must be a positive integer/ })
+  }
 })
 
 t.test('rest.mcp.maxStreamEvents must be a positive integer', async (t) => {

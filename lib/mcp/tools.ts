@@ -195,23 +195,40 @@ export interface CollectedStream {
   truncated?: true
 }
 
+/** How much of a stream one tool call collects (`rest.mcp.maxStreamEvents` and `rest.mcp.maxStreamBytes`). */
+export interface StreamLimits {
+  /** The most events. */
+  events: number
+  /** The most bytes of the events' JSON, together. */
+  bytes: number
+}
+
 /**
- * Reads a streaming action to its end, at most `limit` events: past that the stream is closed (the
- * generator's `finally` runs) and the result is marked truncated. `onEvent` sees each event as it
- * comes (a progress notification); its failure never stops the call.
+ * Reads a streaming action to its end, at most `limits.events` events whose JSON adds up to at most
+ * `limits.bytes`: past either the stream is closed (the generator's `finally` runs) and the result is
+ * marked truncated. An event that would pass the byte limit is left out (the answer stays within it).
+ * `onEvent` sees each event kept as it comes, with its JSON (a progress notification); its failure
+ * never stops the call.
  */
-export async function collectStream(stream: ActionStream, limit: number, onEvent?: (event: unknown, index: number) => unknown): Promise<CollectedStream> {
+export async function collectStream(stream: ActionStream, limits: StreamLimits, onEvent?: (event: unknown, index: number, json: string) => unknown): Promise<CollectedStream> {
   const events: unknown[] = []
+  let bytes = 0
   for await (const event of stream) {
+    const json = toJsonText(event)
+    bytes += Buffer.byteLength(json)
+    if (bytes > limits.bytes) {
+      stream.close()
+      return { events, truncated: true }
+    }
     events.push(event)
     if (onEvent) {
       try {
-        await onEvent(event, events.length - 1)
+        await onEvent(event, events.length - 1, json)
       } catch {
         // The client went away mid-call: the stream ends through the call's signal, not here.
       }
     }
-    if (events.length >= limit) {
+    if (events.length >= limits.events) {
       stream.close()
       return { events, truncated: true }
     }
@@ -238,7 +255,7 @@ export function toStreamToolResult(collected: CollectedStream, target?: ToolTarg
   return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> }
 }
 
-/** The progress notification of one event: `progress` counts events, `message` is the event as JSON. */
-export function progressOf(progressToken: string | number, event: unknown, index: number) {
-  return { method: 'notifications/progress' as const, params: { progressToken, progress: index + 1, message: toJsonText(event) } }
+/** The progress notification of one event: `progress` counts events, `message` is the event as JSON (`json` when written already). */
+export function progressOf(progressToken: string | number, event: unknown, index: number, json = toJsonText(event)) {
+  return { method: 'notifications/progress' as const, params: { progressToken, progress: index + 1, message: json } }
 }

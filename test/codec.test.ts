@@ -8,7 +8,6 @@ import t, { type Test } from 'tap'
 import { PassThrough } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import Type from 'typebox'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createAction, createService, Err, Fail, messages, Ok } from '../lib/index.js'
 import { serveMcpOverStdio } from '../lib/cli/mcp.js'
 import { buildServer } from './helpers/server.js'
@@ -134,7 +133,7 @@ async function overStdio(app: Parameters<typeof serveMcpOverStdio>[0]['app'], me
     let text = ''
     output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text))
   })
-  const serving = serveMcpOverStdio({ app, path: '/api/mcp', input, output, StdioServerTransport })
+  const serving = serveMcpOverStdio({ app, path: '/api/mcp', input, output })
   input.end(`${JSON.stringify(message)}\n`)
   await serving
   output.end()

@@ -7,7 +7,6 @@
  */
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import Fastify from 'fastify'
 import t from 'tap'
 const tap = t
@@ -84,7 +83,7 @@ function waysInto(port: number, app: Parameters<typeof serveMcpOverStdio>[0]['ap
         let text = ''
         output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text))
       })
-      const serving = serveMcpOverStdio({ app, path: '/api/mcp', input, output, StdioServerTransport })
+      const serving = serveMcpOverStdio({ app, path: '/api/mcp', input, output })
       input.end(`${JSON.stringify(mcpCall(service, name, payload))}\n`)
       await serving
       output.end()

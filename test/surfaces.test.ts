@@ -8,7 +8,6 @@
 import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createSigner } from 'fast-jwt'
 import t, { type Test } from 'tap'
@@ -134,7 +133,7 @@ async function mcpOverStdio(port: number, shot: Shot): Promise<RawAnswer> {
     let text = ''
     output.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text))
   })
-  const serving = serveMcpOverStdio({ app, path: '/api/mcp', token, input, output, StdioServerTransport, onForwarded: (_message, status) => statuses.push(status) })
+  const serving = serveMcpOverStdio({ app, path: '/api/mcp', token, input, output, onForwarded: (_message, status) => statuses.push(status) })
   input.end(`${JSON.stringify(mcpMessage(shot))}\n`)
   await serving
   output.end()

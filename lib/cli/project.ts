@@ -141,10 +141,10 @@ export interface TableEntry {
 /** What the server resolved, as the CLI reads it: `getActions(app)` of the project's own library. */
 export interface ResolvedProject {
   engine: { table: { entries: readonly TableEntry[] } }
-  config: { rest?: { baseUrl: string; actionRoutes: boolean; mcp?: { path: string } } }
+  config: { rest?: { baseUrl: string; actionRoutes: boolean; bodyLimit: number; mcp?: { path: string } } }
 }
 
-type InjectApp = { inject: (options: Record<string, unknown>) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }> }
+type InjectApp = { inject: (options: Record<string, unknown>) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; stream: () => import('node:stream').Readable }> }
 
 /** The project's own fastify-actions, where createServer and the config's services come from. */
 export interface ProjectLibrary {

@@ -1,0 +1,126 @@
+/**
+ * `fastify-actions mcp` as a process, with the MCP SDK's own client (StdioClientTransport) spawning
+ * the CLI on a fixture project (the fixture of test/cli-resolved.test.ts: its own `fastify-actions`
+ * is this repository's source, its `tsx` this repository's): progress of a streaming tool arrives
+ * as over HTTP (issue 39 item 6), and the client going away (closed stdin, EPIPE) ends the process
+ * with exit 0 and no stack trace (item 7).
+ */
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js'
+
+const repoRoot = resolve(import.meta.dirname, '..')
+const bin = join(repoRoot, 'lib/cli/bin.ts')
+/** The CLI starts through tsx from source here: generous, never a measure of speed. */
+const slow = { timeout: 120_000 }
+
+function fixture(t: Test): string {
+  const dir = t.testdir({
+    'package.json': JSON.stringify({ name: 'fixture', type: 'module', dependencies: { 'fastify-actions': '*' } }),
+    src: {
+      'config.ts': `import { createAction, createService, Ok } from 'fastify-actions'
+const count = createAction({
+  name: 'count',
+  description: 'Yields { n } from 1 to 13, returns how many',
+  handler: async function* () {
+    for (let n = 1; n <= 13; n++) {
+      yield { n }
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    return { counted: 13 }
+  },
+})
+const list = createAction({ name: 'list', description: 'Lists', handler: () => Ok({ items: [] }) })
+export default {
+  serverName: 'fixture',
+  services: [createService({ name: 'tasks', description: 'Tasks', actions: [count, list] })],
+  rest: { baseUrl: '/api', allowedOrigins: [] },
+}
+`,
+    },
+  })
+  const modules = join(dir, 'node_modules')
+  mkdirSync(join(modules, 'fastify-actions'), { recursive: true })
+  writeFileSync(join(modules, 'fastify-actions', 'package.json'), JSON.stringify({ name: 'fastify-actions', type: 'module', exports: { '.': './index.ts' } }))
+  writeFileSync(join(modules, 'fastify-actions', 'index.ts'), `export * from ${JSON.stringify(join(repoRoot, 'lib/index.ts'))}\n`)
+  symlinkSync(join(repoRoot, 'node_modules', 'tsx'), join(modules, 'tsx'))
+  return dir
+}
+
+t.test('the SDK client over stdio: a streaming tool with onprogress gets every event as progress, then the result', async (t) => {
+  const dir = fixture(t)
+  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', bin, 'mcp'], cwd: dir, env: { ...(process.env as Record<string, string>), NODE_OPTIONS: '' }, stderr: 'pipe' })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const client = new Client({ name: 'stdio-progress-test', version: '1.0.0' })
+  await client.connect(transport, slow)
+  t.teardown(() => client.close())
+  const progress: Progress[] = []
+  const result = await client.callTool({ name: 'tasks_count', arguments: {} }, CallToolResultSchema, { ...slow, onprogress: (update) => progress.push(update) })
+  const events = Array.from({ length: 13 }, (_, i) => ({ n: i + 1 }))
+  t.same(progress, events.map((event, i) => ({ progress: i + 1, message: JSON.stringify(event) })), 'all 13 progress notifications, in order')
+  t.same(result.structuredContent, { events, final: { counted: 13 } })
+  t.notOk(result.isError)
+  // The same client goes on: a plain call after the streamed one.
+  const plain = await client.callTool({ name: 'tasks_list', arguments: {} }, undefined, slow)
+  t.same(plain.structuredContent ?? JSON.parse((plain.content as Array<{ text: string }>)[0]!.text), { items: [] })
+  t.notMatch(stderr, /Error|at .*\(/, 'nothing went wrong on stderr', { stderr })
+})
+
+/** The CLI spawned with pipes of our own; its exit code and stderr once it is gone. */
+function spawnMcp(dir: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', bin, 'mcp'], { cwd: dir, env: { ...process.env, NODE_OPTIONS: '' } })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null, stderr }))
+  return { child, exited }
+}
+
+/** The first line the child writes on stdout (an answer): the CLI is up. */
+function firstLine(child: ReturnType<typeof spawn>): Promise<string> {
+  return new Promise((resolve) => {
+    let text = ''
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString()
+      const newline = text.indexOf('\n')
+      if (newline === -1) return
+      child.stdout!.off('data', onData)
+      resolve(text.slice(0, newline))
+    }
+    child.stdout!.on('data', onData)
+  })
+}
+
+const ping = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`
+
+t.test('the client closes stdin: the process ends with exit 0, no stack trace', async (t) => {
+  const { child, exited } = spawnMcp(fixture(t))
+  const line = firstLine(child)
+  child.stdin.write(ping(1))
+  t.same(JSON.parse(await line), { jsonrpc: '2.0', id: 1, result: {} })
+  child.stdin.end()
+  const { code, signal, stderr } = await exited
+  t.equal(code, 0, stderr)
+  t.equal(signal, null)
+  t.notMatch(stderr, /Error|\n\s+at /, 'no error, no stack trace', { stderr })
+})
+
+t.test('the client stops reading (EPIPE on stdout, stdin still open): exit 0, no stack trace', async (t) => {
+  const { child, exited } = spawnMcp(fixture(t))
+  const line = firstLine(child)
+  child.stdin.write(ping(1))
+  await line
+  // The reading end of the CLI's stdout goes away; the next answers cannot be written.
+  child.stdout.destroy()
+  for (let id = 2; id <= 4; id++) child.stdin.write(ping(id))
+  const { code, signal, stderr } = await exited
+  t.equal(code, 0, stderr)
+  t.equal(signal, null)
+  t.notMatch(stderr, /Error|\n\s+at /, 'no error, no stack trace', { stderr })
+  child.stdin.destroy()
+})

@@ -17,7 +17,8 @@ import { failureAnswer, replyWith } from './wire.js'
 /*
  * Streaming actions over Server-Sent Events (the WHATWG format). The wire format is fixed (the typed
  * client and docs/streaming.md code against it):
- *   the start:   `retry: <ms>\n\n` (the client's reconnection delay)
+ *   the start:   `retry: <ms>\n\n` (the client's reconnection delay); a `resumable` action's adds a
+ *                comment, `retry: <ms>\n: resumable\n\n` (the typed client resumes only those)
  *   each event:  `id: <n>\nevent: message\ndata: <one-line JSON>\n\n` (n from 0, or the handler's `withEventId`)
  *   the end:     `id: end\nevent: done\ndata: <the success envelope of the final value>\n\n`
  *   a failure:   `id: end\nevent: error\ndata: <the envelope the same failure answers as JSON>\n\n`
@@ -37,6 +38,8 @@ const KEEP_ALIVE = ': keep-alive\n\n'
 /** The reconnection delay (ms) every stream announces first (`retry:`). */
 export const STREAM_RETRY = 3000
 const RETRY = `retry: ${STREAM_RETRY}\n\n`
+/** A `resumable` action's start: the comment tells the typed client it may resume the stream (docs/client.md#streaming-actions). */
+const RETRY_RESUMABLE = `retry: ${STREAM_RETRY}\n: resumable\n\n`
 
 /**
  * The `Date` header of a stream, set by sendStream. Node formats its own when the headers are written,
@@ -149,7 +152,7 @@ export function sendStream(reply: FastifyReply, stream: ActionStream, options: S
   const response = new StreamResponse(reply, stream, options)
   reply.code(200).headers(SSE_HEADERS)
   if (reply.raw.sendDate && !reply.hasHeader('date')) reply.header('date', httpDate())
-  response.body.push(RETRY)
+  response.body.push(options.entry.action.resumable === true ? RETRY_RESUMABLE : RETRY)
   // Sent outside the request scope (the endpoint's routes have no hook that moves the write out of it:
   // plugins/request-scope.ts, `scopesItsExecution`).
   return outsideRequestScope(() => reply.send(response.body))

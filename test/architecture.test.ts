@@ -83,7 +83,7 @@ async function longFunctions(max: number): Promise<string[]> {
 
 // Being reshaped this round by the streams work (issue 39: the typed client's resume): it leaves this
 // list when it is split. Nothing else may join it.
-const STILL_LONG = ['lib/client/stream.ts openEventStream']
+const STILL_LONG: string[] = []
 
 t.test('no function in lib/ or plugins/ is longer than 80 lines', async (t) => {
   const long = await longFunctions(80)

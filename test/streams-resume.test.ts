@@ -96,7 +96,7 @@ const post = (payload: unknown, fetchImpl: typeof fetch = fetch) => (url: string
 t.test('the wire: retry first, ids by sequence or withEventId, the end marked; Last-Event-ID answers', async (t) => {
   const answer = await fetch(`${base}/tail`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
   const text = await answer.text()
-  t.ok(text.startsWith('retry: 3000\n\nid: 1\nevent: message\ndata: {"id":1,"title":"row 1"}\n\n'), 'retry, then the rows with their own ids')
+  t.ok(text.startsWith('retry: 3000\n: resumable\n\nid: 1\nevent: message\ndata: {"id":1,"title":"row 1"}\n\n'), 'retry, then the rows with their own ids')
   t.ok(text.endsWith(`id: end\nevent: done\ndata: ${JSON.stringify({ status: true, message: messages.executed('feed', 'tail'), data: { rows: 6 } })}\n\n`))
   const resume = (action: string, lastEventId: string) =>
     server.app.inject({ method: 'POST', url: `/api/services/feed/${action}`, headers: { 'last-event-id': lastEventId }, payload: { n: 2 } })
@@ -108,7 +108,7 @@ t.test('the wire: retry first, ids by sequence or withEventId, the end marked; L
   t.equal(runs.once.length, before, 'a non-resumable action did not run again')
   const resumed = await resume('tail', '4')
   t.equal(resumed.statusCode, 200)
-  t.match(resumed.body, /^retry: 3000\n\nid: 5\nevent: message\ndata: \{"id":5,"title":"row 5"\}\n\nid: 6\n/)
+  t.match(resumed.body, /^retry: 3000\n: resumable\n\nid: 5\nevent: message\ndata: \{"id":5,"title":"row 5"\}\n\nid: 6\n/)
   t.equal(runs.tail.at(-1), '4', 'the resumable action ran with context.lastEventId')
 })
 

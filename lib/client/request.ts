@@ -18,6 +18,7 @@ export function createSend(options: ClientOptions): Send {
   const endpoint = `${options.baseUrl.replace(/\/+$/, '')}/services`
   // Called through a wrapper: a browser's fetch refuses to run with another `this`.
   const fetcher: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const attempts = resumeAttempts(options.resume)
 
   /** The fetch call, a synchronous throw (a custom fetch) turned into a rejection like any other. */
   function request(init: RequestInit): Promise<Response> {
@@ -44,9 +45,29 @@ export function createSend(options: ClientOptions): Send {
       init.signal = signal
       return request(init)
     }
-    return receiveUntilStopped(start, signals, timeout, unwrapValue, acceptStream)
+    // A resumable stream is sent again after a drop: the same body, a fresh token, `Last-Event-ID`.
+    const reopen = async (signal: AbortSignal, lastEventId: string): Promise<Response | ClientError> => {
+      const again = await headersFor(options, call, 'application/json')
+      if (!(again instanceof Headers)) return again
+      if (!again.has('accept')) again.set('accept', ACCEPT_STREAM)
+      if (lastEventId !== '') again.set('last-event-id', lastEventId)
+      return request({ ...init, headers: again, signal })
+    }
+    const resume = acceptStream && attempts > 0 ? { attempts, reopen } : undefined
+    return receiveUntilStopped(start, signals, timeout, unwrapValue, acceptStream, resume)
   }
 }
+
+/** `resume.attempts`: 5 by default, 0 with `resume: false`. */
+function resumeAttempts(option: ClientOptions['resume']): number {
+  if (option === false) return 0
+  const attempts = option?.attempts
+  return typeof attempts === 'number' && Number.isFinite(attempts) && attempts >= 0 ? Math.floor(attempts) : DEFAULT_RESUME_ATTEMPTS
+}
+
+const DEFAULT_RESUME_ATTEMPTS = 5
+
+type Resume = { attempts: number; reopen(signal: AbortSignal, lastEventId: string): Promise<Response | ClientError> }
 
 async function headersFor(options: ClientOptions, call: CallOptions | undefined, contentType: string | undefined): Promise<Headers | ClientError> {
   const headers = new Headers(options.headers)
@@ -75,6 +96,7 @@ async function receiveUntilStopped(
   timeout: number,
   unwrapValue: boolean,
   acceptStream: boolean,
+  resume?: Resume,
 ): Promise<ClientResult<unknown>> {
   const controller = new AbortController()
   let stop: 'timeout' | 'aborted' | undefined
@@ -104,6 +126,8 @@ async function receiveUntilStopped(
         abort: () => controller.abort(),
         stopped: () => (stop ? stopError() : undefined),
         release,
+        signal: controller.signal,
+        resume: resume && { attempts: resume.attempts, reopen: (lastEventId) => resume.reopen(controller.signal, lastEventId) },
         opened(onInterrupt) {
           streaming = true
           interrupt = onInterrupt

@@ -1,7 +1,7 @@
 import { clientError, clientErrorCodes, clientMessages, messageOf, type ClientError } from './errors.js'
 import { Err, Ok } from './result.js'
-import { isEnvelope, unwrap } from './envelope.js'
-import { openEventStream, type StreamControl } from './stream.js'
+import { toResult } from './envelope.js'
+import { isEventStream, openEventStream, type StreamControl } from './stream.js'
 import type { ClientResult } from './types.js'
 
 /** What the race of an answer against an abort or a timeout yields when the abort or timeout wins. */
@@ -11,8 +11,6 @@ export const STOPPED = Symbol('stopped')
 export interface StreamOpener extends StreamControl {
   opened(interrupt: () => void): void
 }
-
-const isEventStream = (response: Response) => /^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')
 
 /**
  * Reads the answer; `stopped` settles first when the call was aborted or timed out (the caller then
@@ -44,24 +42,4 @@ export async function receive(pending: Promise<Response>, stopped: Promise<typeo
   }
   if (text === STOPPED) return Err(clientError(clientErrorCodes.aborted, clientMessages.aborted)) // replaced by the caller, who knows why
   return toResult(response, text, unwrapValue)
-}
-
-/** An answer's text as a Result: the envelope's data, or its error, or why it is no envelope. */
-function toResult(response: Response, text: string, unwrapValue: boolean): ClientResult<unknown> {
-  const httpStatus = response.status
-  let body: unknown
-  try {
-    body = JSON.parse(text)
-  } catch {
-    return Err(clientError(clientErrorCodes.badResponse, clientMessages.notJson(httpStatus), httpStatus, text))
-  }
-  if (!isEnvelope(body)) {
-    return Err(clientError(clientErrorCodes.badResponse, clientMessages.notEnvelope(httpStatus), httpStatus, body))
-  }
-  if (body.status && response.ok) return Ok(unwrapValue ? unwrap(body.data) : body.data)
-  const error: ClientError = { status: false, message: body.message, data: body.data, httpStatus }
-  // A declared error sends its code in `data` (`{ code: 'NOT_FOUND', ... }`): it becomes the error's code.
-  if (typeof body.code === 'string') error.code = body.code
-  else if (typeof body.data.code === 'string') error.code = body.data.code
-  return Err(error)
 }

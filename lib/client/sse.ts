@@ -19,7 +19,15 @@ export interface SseParser {
 
 const lineEnd = /\r\n?|\n/g
 
-export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
+/** What the stream's reader wants besides the events: the `retry` field and the comments. */
+export interface SseFields {
+  /** A `retry:` field of digits only (WHATWG): the reconnection delay in ms. */
+  retry?(ms: number): void
+  /** A comment line, without its `:` (the server's `: resumable`, its keep-alives). */
+  comment?(text: string): void
+}
+
+export function createSseParser(onEvent: (event: SseEvent) => void, fields: SseFields = {}): SseParser {
   let pending: string[] = [] // the start of a line not ended yet, in pieces (joined once its end arrives)
   let first = true
   let afterCR = false // the last chunk ended on `\r`: a `\n` starting the next one belongs to it
@@ -35,7 +43,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
 
   function line(text: string) {
     if (text === '') return dispatch()
-    if (text.charCodeAt(0) === 58) return // `:` a comment (keep-alive)
+    if (text.charCodeAt(0) === 58) return fields.comment?.(text.slice(1).trim()) // `:` a comment (keep-alive, resumable)
     const colon = text.indexOf(':')
     const field = colon === -1 ? text : text.slice(0, colon)
     let value = colon === -1 ? '' : text.slice(colon + 1)
@@ -45,7 +53,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void): SseParser {
     else if (field === 'id') {
       if (!value.includes('\0')) lastId = value
     }
-    // `retry` sets a reconnection delay: this client does not reconnect (a POST is not replayed).
+    else if (field === 'retry' && /^\d+$/.test(value)) fields.retry?.(Number(value))
   }
 
   return {

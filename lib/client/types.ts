@@ -313,4 +313,11 @@ export interface ClientOptions {
   idempotent?: readonly string[]
   /** How a call with an idempotency key retries a lost answer: `attempts` more sends (default 2), `delay` ms times the attempt between them (default 250); `false` for none. */
   retry?: false | { attempts?: number; delay?: number }
+  /**
+   * How a stream the server marks resumable (an action with `resumable: true`) continues after a
+   * dropped connection: sent again with `Last-Event-ID`, after the server's `retry:` delay, at most
+   * `attempts` times in a row without an event between them (default 5); `false` never resumes.
+   * Other streams are never sent again: a drop ends their loop with a `StreamError`.
+   */
+  resume?: false | { attempts?: number }
 }

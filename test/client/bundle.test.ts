@@ -32,8 +32,9 @@ t.test('the browser bundle has no Node built-in import and no server code', asyn
   t.notMatch(bundle, /^\s*import\s[^;]*from\s*["']node:/m, 'no static node: import')
   t.notMatch(bundle, /fastify|typebox|drizzle/i, 'no server module inside')
   t.match(bundle, /import\(\s*\/\*[^]*?\*\/\s*\/\*[^]*?\*\/\s*specifier\s*\)/, 'the path reader keeps its lazy import')
-  // 20 KB until this round; resume ids, idempotency keys with their retry and StreamError narrowing add ~1.5 KB.
-  t.ok(bundle.length < 24_000, `small: ${bundle.length} bytes`)
+  // 20 KB until round 5; resume ids, idempotency keys with their retry and StreamError narrowing added ~1.5 KB;
+  // resuming a resumable stream after a drop ~3.2 KB (1.7 KB minified, 0.6 KB gzipped: 12.4 KB and 5.1 KB in all).
+  t.ok(bundle.length < 26_000, `small: ${bundle.length} bytes`)
 })
 
 t.test('UploadedFile: a File passes, anything else is "must be an uploaded file"', async (t) => {

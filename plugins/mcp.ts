@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -15,6 +12,7 @@ import { collectStream, createToolRegistry, progressOf, toStreamToolResult, toTo
 import type { IdempotencyGuard } from './idempotency.js'
 import { isActionStream } from '../lib/stream.js'
 import { messages } from '../lib/messages.js'
+import { ownPackage } from '../lib/own-package.js'
 import type { ResolvedMcp } from './config.js'
 import { sendFailure } from './wire.js'
 import { boundedJsonParser, type JsonParser } from './json-body.js'
@@ -41,22 +39,6 @@ export interface McpPluginOptions {
   idempotency?: IdempotencyGuard
   /** The rate limiter's client key (else the address): the principal of an unauthenticated idempotent call. */
   clientKey?: (request: FastifyRequest) => string
-}
-
-/** This package's own name and version: the nearest package.json above this file (source, dist or node_modules). */
-function packageIdentity(): { name: string; version: string } {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    try {
-      const { name, version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown }
-      if (typeof name === 'string' && typeof version === 'string') return { name, version }
-    } catch {
-      // no package.json here (or not JSON): look one level up
-    }
-    const parent = dirname(dir)
-    if (parent === dir) return { name: 'fastify-actions', version: '0.0.0' }
-    dir = parent
-  }
 }
 
 /** A body the MCP route's own JSON parser could not read: answered as JSON-RPC, not as the envelope's 400. */
@@ -236,7 +218,7 @@ function keepHeaders(reply: FastifyReply): void {
 
 /** The server's name and version as MCP announces them: the package's own unless the config names them. */
 function identityOf(config: ResolvedMcp): { name: string; version: string } {
-  return { ...packageIdentity(), ...(config.name ? { name: config.name } : {}), ...(config.version ? { version: config.version } : {}) }
+  return { name: 'fastify-actions', version: ownPackage()?.version ?? '0.0.0', ...(config.name ? { name: config.name } : {}), ...(config.version ? { version: config.version } : {}) }
 }
 
 /**

@@ -9,13 +9,18 @@
  */
 import t, { type Test } from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 const repoRoot = resolve(import.meta.dirname, '..')
 const bin = join(repoRoot, 'lib/cli/bin.ts')
 
-function fixture(t: Test, baseUrl: string, extra = ''): string {
+// Each command is a process that loads the project through tsx (seconds of CPU each on a busy machine).
+t.setTimeout(600_000)
+
+const ownVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
+
+function fixture(t: Test, baseUrl: string, extra = '', actionRoutes = true): string {
   const dir = t.testdir({
     'package.json': JSON.stringify({ name: 'fixture', type: 'module', dependencies: { 'fastify-actions': '*' } }),
     src: {
@@ -25,7 +30,7 @@ const hidden = createAction({ name: 'hidden', description: 'Hidden', visibility:
 export default {
   serverName: 'fixture',
   services: [createService({ name: 'tasks', description: 'Tasks', actions: [list, hidden] })],
-  rest: { baseUrl: ${JSON.stringify(baseUrl)}, allowedOrigins: [], openapi: { enabled: false, actionRoutes: true }${extra} },
+  rest: { baseUrl: ${JSON.stringify(baseUrl)}, allowedOrigins: [], openapi: { enabled: false, actionRoutes: ${actionRoutes} }${extra} },
 }
 `,
     },
@@ -79,8 +84,33 @@ for (const [written, mounted] of [['api/', '/api'], ['/api', '/api'], ['', '']] 
     t.match(served.stderr, `MCP over stdio: ${mounted}/mcp of `, 'the path the server mounted')
     t.same(served.answers.map((answer) => answer.id), [1, 2])
     t.same(served.answers[1].result, { content: [{ type: 'text', text: '{"items":[]}' }] }, 'the tool answers through that path')
+    t.equal(served.answers[0].result.serverInfo.version, ownVersion, "the MCP server's version: the same package lookup as the CLI's --version")
+
+    const contract = await cli(['contract', '--out', '-'], dir)
+    t.equal(contract.code, 0, contract.stderr)
+    const snapshot = JSON.parse(contract.stdout)
+    t.equal(snapshot.endpoint, `POST ${mounted}/services`, "the contract's endpoint: the server's")
+    t.equal(snapshot.mcp, null, 'no MCP endpoint served')
+    t.equal(snapshot.actions['tasks.list'].route, `POST ${mounted}/services/tasks/list`, 'the route the server mounts')
+    t.equal(snapshot.actions['tasks.hidden'].route, null, 'hidden: no route')
+    t.ok(snapshot.openapi.paths[`${mounted}/services/tasks/list`], 'the document, though the project does not serve it')
   })
 }
+
+t.test('contract reads the routes the server mounts: without per-action routes, the one endpoint; the MCP path as mounted', async (t) => {
+  const dir = fixture(t, 'api/', ", mcp: { enabled: true, path: 'agents/mcp' }", false)
+  const contract = await cli(['contract', '--out', '-'], dir)
+  t.equal(contract.code, 0, contract.stderr)
+  const snapshot = JSON.parse(contract.stdout)
+  t.equal(snapshot.actions['tasks.list'].route, 'POST /api/services')
+  t.equal(snapshot.mcp, '/agents/mcp')
+  t.same(snapshot.tools.map((tool: { name: string }) => tool.name), ['tasks_list'])
+  const extra = await cli(['list', 'more'], dir)
+  t.equal(extra.code, 2, 'every command without arguments refuses one (the one preamble)')
+  t.equal(extra.stderr, 'fastify-actions: unexpected argument "more" (see --help)\n')
+  const version = await cli(['--version'], dir)
+  t.equal(version.stdout, `${ownVersion}\n`)
+})
 
 t.test('rest.mcp.path written without its slash: the CLI serves the path the server mounted', async (t) => {
   const dir = fixture(t, 'api/', ", mcp: { path: 'agents/mcp' }")

@@ -6,11 +6,10 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { consoleToStderr } from './console.js'
-import { CliError, usageError } from './errors.js'
-import { actionRoute } from './list.js'
+import { CliError } from './errors.js'
+import { routeOf } from './list.js'
 import type { Values } from './package.js'
-import { buildProjectServer, findProjectRoot, loadConfig } from './project.js'
+import { buildProjectServer, openProject, type Project, type ResolvedProject, type TableEntry } from './project.js'
 import { sortKeys } from './schema-changes.js'
 
 export const CONTRACT_FILE = 'contract.json'
@@ -50,7 +49,6 @@ export interface Contract {
 }
 
 type Inject = (options: Record<string, unknown>) => Promise<{ statusCode: number; body: string }>
-type RawAction = { name: string; description?: string; isProtected?: boolean; accessControl?: string[]; visibility?: { rest?: boolean }; isSpecial?: unknown; deprecated?: ContractAction['deprecated'] }
 
 async function intent(inject: Inject, endpoint: string, body: Record<string, unknown>): Promise<any> {
   const response = await inject({ method: 'POST', url: endpoint, payload: body })
@@ -67,55 +65,68 @@ async function toolsOf(inject: Inject, path: string): Promise<Array<Record<strin
   return [...tools].sort((a, b) => String(a.name).localeCompare(String(b.name)))
 }
 
-/** Builds the contract of the project at `root` from its config (the server is built, never listens). */
-export async function buildContract(root: string, configOption: string | undefined): Promise<Contract> {
-  const config = await loadConfig(root, configOption)
-  const { server, app, resolved } = await buildProjectServer(root, config, (own) => ({
+/** The OpenAPI document the project serves, else the one it would serve (a second build, with the document on). */
+async function documentOf(project: Project, config: Record<string, unknown>, built: { app: { inject: Inject }; resolved: ResolvedProject }): Promise<unknown> {
+  const served = built.resolved.config.rest?.openapi?.path
+  const extra = served ? undefined : await buildProjectServer(project.root, config, (own) => ({ ...own, discovery: { enabled: true }, openapi: { ...own.openapi, enabled: true, actionRoutes: undefined, reference: false, path: '/openapi.json' }, mcp: undefined, rateLimiting: undefined, enableStatic: false }))
+  try {
+    const inject = (extra?.app ?? built.app).inject.bind(extra?.app ?? built.app) as Inject
+    const document = await inject({ method: 'GET', url: served ?? '/openapi.json' })
+    if (document.statusCode !== 200) throw new CliError(`the OpenAPI document could not be built (HTTP ${document.statusCode})`)
+    return JSON.parse(document.body)
+  } finally {
+    await extra?.server.close()
+  }
+}
+
+/**
+ * Builds the contract of a project from its config: the server is built as the project mounts it
+ * (never listening), and the routes, the base URL and the MCP path are read from what it resolved,
+ * never derived again here (`rest.baseUrl: 'api/'` mounts `/api/services`).
+ */
+export async function buildContract(project: Project): Promise<Contract> {
+  const config = await project.config()
+  const built = await buildProjectServer(project.root, config, (own) => ({
     ...own,
     discovery: { enabled: true },
-    openapi: { ...own.openapi, enabled: true, reference: false, path: '/openapi.json' },
+    openapi: typeof own.openapi === 'object' && own.openapi !== null ? { ...own.openapi, reference: false } : own.openapi,
     mcp: own.mcp ? { ...own.mcp, requireAuth: false } : undefined,
     rateLimiting: undefined,
     enableStatic: false,
   }))
+  const { server, app, resolved } = built
   try {
     const inject = app.inject.bind(app) as Inject
-    // The base URL and the MCP path as the server resolved them. Whether it serves per-action routes
-    // is read from the config: the document is switched on here, which would switch them on too.
-    const { baseUrl } = resolved.config.rest
-    const mcp = resolved.config.rest.mcp?.path ?? null
-    const endpoint = `${baseUrl}/services`
+    const rest = resolved.config.rest
+    const mcp = rest.mcp?.path ?? null
+    const endpoint = `${rest.baseUrl}/services`
     const schemas = await intent(inject, endpoint, { intent: 'schema', service: '*', action: '*', payload: { output: true } })
-    const document = await inject({ method: 'GET', url: '/openapi.json' })
-    if (document.statusCode !== 200) throw new CliError(`the OpenAPI document could not be built (HTTP ${document.statusCode})`)
+    const openapi = await documentOf(project, config, { app: { inject }, resolved })
     const tools = mcp ? await toolsOf(inject, mcp) : []
     const toolOf = new Map(tools.map((tool) => [String(tool.title ?? ''), String(tool.name)]))
     const actions: Record<string, ContractAction> = {}
-    for (const service of config.services as Array<{ name: string; actions: RawAction[] }>) {
-      for (const action of service.actions) {
-        const key = `${service.name}.${action.name}`
-        const schema = schemas[service.name]?.[action.name]
-        actions[key] = describeAction(service.name, action, schema, actionRoute(config, service.name, action), toolOf.get(key) ?? null)
-      }
+    for (const entry of resolved.engine.table.entries) {
+      const key = `${entry.serviceName}.${entry.action.name}`
+      actions[key] = describeAction(entry, schemas[entry.serviceName]?.[entry.action.name], routeOf(entry, rest), toolOf.get(key) ?? null)
     }
-    return sortKeys({ contract: CONTRACT_VERSION, endpoint: `POST ${endpoint}`, mcp, actions, openapi: JSON.parse(document.body), tools }) as Contract
+    return sortKeys({ contract: CONTRACT_VERSION, endpoint: `POST ${endpoint}`, mcp, actions, openapi, tools }) as Contract
   } finally {
     await server.close()
   }
 }
 
-function describeAction(service: string, action: RawAction, schema: any, route: string, tool: string | null): ContractAction {
-  const visible = action.visibility?.rest !== false
+function describeAction(entry: TableEntry, schema: any, route: string, tool: string | null): ContractAction {
+  const { action } = entry
   const stream = schema?.stream === true
   return {
-    service,
+    service: entry.serviceName,
     action: action.name,
     description: action.description ?? '',
-    visible,
+    visible: entry.visible,
     stream,
     upload: Boolean(action.isSpecial),
     auth: { protected: action.isProtected === true, accessControl: [...(action.accessControl ?? [])].sort() },
-    route: visible && route !== '-' ? route : null,
+    route: entry.visible && route !== '-' ? route : null,
     tool,
     input: schema?.input ?? null,
     output: stream ? null : (schema?.output ?? null),
@@ -130,16 +141,14 @@ export function contractText(contract: Contract): string {
   return JSON.stringify(sortKeys(contract), null, 2) + '\n'
 }
 
-export async function run(values: Values, positionals: string[] = []): Promise<void> {
-  if (positionals.length > 0) throw usageError(`unexpected argument ${JSON.stringify(positionals[0])}`)
-  const root = findProjectRoot()
-  consoleToStderr()
-  const contract = await buildContract(root, values.config as string | undefined)
+export async function run(values: Values): Promise<void> {
+  const project = openProject(values)
+  const contract = await buildContract(project)
   const out = typeof values.out === 'string' ? values.out : CONTRACT_FILE
   if (out === '-') {
     process.stdout.write(contractText(contract))
     return
   }
-  await writeFile(typeof values.out === 'string' ? resolve(out) : join(root, out), contractText(contract))
+  await writeFile(typeof values.out === 'string' ? resolve(out) : join(project.root, out), contractText(contract))
   process.stderr.write(`Contract of ${Object.keys(contract.actions).length} actions written to ${out}\n`)
 }

@@ -6,13 +6,12 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
-import { consoleToStderr } from './console.js'
 import { buildContract, CONTRACT_FILE, CONTRACT_VERSION, type Contract } from './contract.js'
 import { classOf, CONSUMERS, diffContracts, type Consumer, type ContractChange } from './contract-diff.js'
-import { CliError, usageError } from './errors.js'
+import { CliError } from './errors.js'
 import { formatTable } from './list.js'
 import type { Values } from './package.js'
-import { findProjectRoot } from './project.js'
+import { openProject } from './project.js'
 import type { ChangeClass } from './schema-changes.js'
 
 const CONSUMER_NAMES: Record<Consumer, string> = { client: 'client', rest: 'REST', agents: 'agents' }
@@ -82,15 +81,13 @@ export function formatReport(source: string, changes: ContractChange[]): string 
   return `Changes against ${source}:\n\n${formatTable(['CLASS', 'ACTION', 'WHERE', 'CONSUMERS', 'CHANGE'], rows)}\n\n${summary}`
 }
 
-export async function run(values: Values, positionals: string[] = []): Promise<void> {
-  if (positionals.length > 0) throw usageError(`unexpected argument ${JSON.stringify(positionals[0])}`)
-  const root = findProjectRoot()
-  consoleToStderr()
-  const { source, text } = readSnapshot(root, values.against as string | undefined)
+export async function run(values: Values): Promise<void> {
+  const project = openProject(values)
+  const { source, text } = readSnapshot(project.root, values.against as string | undefined)
   const before = parseSnapshot(source, text)
   let after: Contract
   try {
-    after = await buildContract(root, values.config as string | undefined)
+    after = await buildContract(project)
   } catch (error) {
     // 1 means "something breaks": a project that cannot be built is another answer.
     throw new CliError(error instanceof Error ? error.message : String(error), 2)

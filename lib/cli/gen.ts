@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { CliError, usageError } from './errors.js'
 import type { Values } from './package.js'
 import { checkName } from './names.js'
-import { findProjectRoot } from './project.js'
+import { openProject } from './project.js'
 
 /** Adds `item` at the end of the array that follows `opener` (`actions: [`), keeping its layout. */
 export function appendToArray(text: string, opener: string, item: string, file: string): string {
@@ -135,15 +135,15 @@ async function genAction(root: string, service: string, name: string): Promise<v
   process.stdout.write(`registered ${camel}Action in ${servicePath}\n`)
 }
 
-export async function run(_values: Values, positionals: string[]): Promise<void> {
+export async function run(values: Values, positionals: string[]): Promise<void> {
   const [kind, ...names] = positionals
   if (kind === 'service') {
     if (names.length !== 1) throw usageError('gen service needs one name: fastify-actions gen service <name>')
-    return genService(findProjectRoot(), names[0])
+    return genService(openProject(values).root, names[0])
   }
   if (kind === 'action') {
     if (names.length !== 2) throw usageError('gen action needs a service and a name: fastify-actions gen action <service> <name>')
-    return genAction(findProjectRoot(), names[0], names[1])
+    return genAction(openProject(values).root, names[0], names[1])
   }
   throw usageError(kind === undefined ? 'gen needs what to generate: service or action' : `cannot generate ${JSON.stringify(kind)}: use service or action`)
 }

@@ -17,6 +17,8 @@ interface Command {
   summary: string
   help: string
   options: Options
+  /** It reads arguments after its name (`new <dir>`, `gen service <name>`); every other command refuses one. */
+  positionals?: true
   load: () => Promise<CommandModule>
 }
 
@@ -37,6 +39,7 @@ Options:
   --no-install    write the files only
   -h, --help      show this help`,
     options: { from: { type: 'string' }, auth: { type: 'boolean' }, 'no-install': { type: 'boolean' } },
+    positionals: true,
     load: () => import('./new.js'),
   },
   gen: {
@@ -52,6 +55,7 @@ service's action list, and refuses to overwrite anything. Names are kebab-case o
 Options:
   -h, --help      show this help`,
     options: {},
+    positionals: true,
     load: () => import('./gen.js'),
   },
   list: {
@@ -173,6 +177,7 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(command.help + '\n')
     return
   }
+  if (!command.positionals && parsed.positionals.length > 0) throw usageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`)
   const module = await command.load()
   await module.run(parsed.values, parsed.positionals)
 }

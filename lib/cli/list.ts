@@ -1,31 +1,14 @@
 /** `fastify-actions list`: the project's services and actions as a table, read from the server it builds (without listening). */
 import type { Values } from './package.js'
-import { buildProjectServer, openProject, type ResolvedProject } from './project.js'
-
-interface ListedAction {
-  name: string
-  isProtected?: boolean
-  isSpecial?: unknown
-  output?: unknown
-  visibility?: { rest?: boolean }
-}
-
-/** `POST {baseUrl}/services`: the one endpoint, from the raw config (`contract` reads it; `list` reads the server's own, `actionRows`). */
-export function endpointOf(config: Record<string, any>): string {
-  const baseUrl = typeof config.rest?.baseUrl === 'string' ? config.rest.baseUrl : ''
-  return `POST ${baseUrl}/services`
-}
+import { buildProjectServer, openProject, type ResolvedProject, type TableEntry } from './project.js'
 
 /**
- * The route an action answers on: its own when the config serves per-action routes (the OpenAPI
- * document, or `rest.openapi.actionRoutes`), the one endpoint otherwise, `-` when hidden from REST.
+ * The route an action answers on, as the server resolved and mounted it: its own when the server
+ * serves per-action routes, the one endpoint otherwise, `-` when hidden from REST (or no REST).
  */
-export function actionRoute(config: Record<string, any>, service: string, action: ListedAction): string {
-  const rest = config.rest as Record<string, any> | undefined
-  if (rest === undefined || action.visibility?.rest === false) return '-'
-  const routes = rest.openapi?.enabled === true || rest.openapi?.actionRoutes === true
-  const baseUrl = typeof rest.baseUrl === 'string' ? rest.baseUrl : ''
-  return routes ? `POST ${baseUrl}/services/${encodeURIComponent(service)}/${encodeURIComponent(action.name)}` : endpointOf(config)
+export function routeOf(entry: TableEntry, rest: ResolvedProject['config']['rest']): string {
+  if (!rest || !entry.visible) return '-'
+  return rest.actionRoutes ? `POST ${rest.baseUrl}/${entry.route}` : `POST ${rest.baseUrl}/services`
 }
 
 /** The rows of the table, one per action: the routes as the server resolved and mounted them. */
@@ -33,8 +16,7 @@ export function actionRows(project: ResolvedProject): string[][] {
   const rest = project.config.rest
   return project.engine.table.entries.map((entry) => {
     const { action } = entry
-    const route = !rest || !entry.visible ? '-' : rest.actionRoutes ? `POST ${rest.baseUrl}/${entry.route}` : `POST ${rest.baseUrl}/services`
-    return [entry.serviceName, action.name, action.isProtected ? 'yes' : 'no', action.isSpecial ? 'yes' : 'no', action.output !== undefined ? 'yes' : 'no', route]
+    return [entry.serviceName, action.name, action.isProtected ? 'yes' : 'no', action.isSpecial ? 'yes' : 'no', action.output !== undefined ? 'yes' : 'no', routeOf(entry, rest)]
   })
 }
 
@@ -54,7 +36,9 @@ function restlessRows(config: Record<string, unknown>): string[][] {
 type TableAction = ResolvedProject['engine']['table']['entries'][number]['action']
 
 export async function run(values: Values): Promise<void> {
-  const { root, config } = await openProject(values)
+  const project = openProject(values)
+  const { root } = project
+  const config = await project.config()
   let rows: string[][]
   if (config.rest === undefined) rows = restlessRows(config)
   else {

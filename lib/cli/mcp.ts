@@ -239,7 +239,9 @@ function takeStdout(onBroken: () => void): { protocolOut: Writable; flush: () =>
 export async function run(values: Values): Promise<void> {
   const stop = new AbortController()
   const { protocolOut, flush } = takeStdout(() => stop.abort())
-  const { root, config } = await openProject(values)
+  const project = openProject(values)
+  const { root } = project
+  const config = await project.config()
   const auth = config.auth as { headerName?: string; cookieName?: string } | undefined
   const { server, app, resolved } = await buildProjectServer(root, config, (rest) => ({ ...rest, mcp: { ...rest.mcp, enabled: true } }), { boot: true })
   // The path the server mounted (`rest.mcp.path`, else `{baseUrl}/mcp`, as it resolved them), and its body limit.

@@ -6,7 +6,9 @@ import type { Values } from './package.js'
 import { buildProjectServer, openProject } from './project.js'
 
 export async function run(values: Values): Promise<void> {
-  const { root, config } = await openProject(values)
+  const project = openProject(values)
+  const { root } = project
+  const config = await project.config()
   // The document is served for this one request: discovery on without a secret, nothing else that is not needed.
   const { server, app } = await buildProjectServer(root, config, (rest) => ({
     ...rest,

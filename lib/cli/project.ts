@@ -120,20 +120,36 @@ export async function loadConfig(root: string, configOption: string | undefined)
   return config as Record<string, unknown>
 }
 
+/** A project a command runs in: its root, and its config module, loaded once when first asked for. */
+export interface Project {
+  readonly root: string
+  config(): Promise<Record<string, unknown>>
+}
+
 /**
- * Every command's preamble in a project: its root, console lines sent to stderr (stdout is the
- * command's output), and its config module loaded through the project's own tsx.
+ * Every project command's preamble (list, openapi, contract, diff, mcp, gen): the project's root,
+ * console lines sent to stderr (stdout is the command's output), and its config module, loaded
+ * through the project's own tsx when the command first asks for it (diff reads its snapshot first).
  */
-export async function openProject(values: Values): Promise<{ root: string; config: Record<string, unknown> }> {
+export function openProject(values: Values): Project {
   const root = findProjectRoot()
   consoleToStderr()
-  return { root, config: await loadConfig(root, values.config as string | undefined) }
+  let config: Promise<Record<string, unknown>> | undefined
+  return { root, config: () => (config ??= loadConfig(root, values.config as string | undefined)) }
 }
 
 /** One action of the server's table, as the CLI reads it (lib/registry.ts's CompiledAction). */
 export interface TableEntry {
   serviceName: string
-  action: { name: string; isProtected?: boolean; isSpecial?: unknown; output?: unknown }
+  action: {
+    name: string
+    description?: string
+    isProtected?: boolean
+    accessControl?: string[]
+    isSpecial?: unknown
+    output?: unknown
+    deprecated?: { since: string; sunset?: string; replacement?: string; message?: string }
+  }
   visible: boolean
   route: string
 }
@@ -141,7 +157,7 @@ export interface TableEntry {
 /** What the server resolved, as the CLI reads it: `getActions(app)` of the project's own library. */
 export interface ResolvedProject {
   engine: { table: { entries: readonly TableEntry[] } }
-  config: { rest?: { baseUrl: string; actionRoutes: boolean; bodyLimit: number; mcp?: { path: string } } }
+  config: { rest?: { baseUrl: string; actionRoutes: boolean; bodyLimit: number; mcp?: { path: string }; openapi?: { path: string } } }
 }
 
 type InjectApp = { inject: (options: Record<string, unknown>) => Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; stream: () => import('node:stream').Readable }> }

@@ -41,6 +41,8 @@ export interface LoadSpec {
   method: string
   headers: Record<string, string>
   bodyBase64: string
+  /** A header given a fresh value on every request (its value in `headers` plus a counter): `execute-idempotent`'s key. */
+  uniqueHeader?: string
 }
 
 export interface LoadResult {
@@ -59,8 +61,13 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8')) as LoadSpec
 const body = Buffer.from(spec.bodyBase64, 'base64')
+let sent = 0
+const unique = spec.uniqueHeader
+const base = unique === undefined ? '' : spec.headers[unique]
+// autocannon's `setupRequest` runs per request: a fresh header value each time.
+const requests = unique === undefined ? undefined : [{ setupRequest: (request: { headers: Record<string, string> }) => ({ ...request, headers: { ...request.headers, [unique]: `${base}-${++sent}` } }) }]
 const start = (durationSec: number) =>
-  autocannon({ url: spec.url, connections: spec.connections, duration: durationSec, method: spec.method, headers: spec.headers, body, pipelining: 1, timeout: 10 })
+  autocannon({ url: spec.url, connections: spec.connections, duration: durationSec, method: spec.method, headers: spec.headers, body, pipelining: 1, timeout: 10, ...(requests ? { requests } : {}) })
 if (spec.warmupSec) {
   const warm = start(spec.warmupSec)
   await new Promise<void>((resolve, reject) => {

@@ -77,6 +77,8 @@ export interface CurveRatios {
   p99Ms: number | null
   rssMiB: number | null
   mibPerSec?: number | null
+  /** Peak RSS of fastify-actions over bare Fastify with TypeBox loaded (the connections curve; absent in older runs). */
+  rssMiBVsTypebox?: number | null
 }
 
 export interface LoadCurvePoint {
@@ -87,7 +89,7 @@ export interface LoadCurvePoint {
   /** The workload served, and the autocannon connections. */
   workload: string
   connections: number
-  servers: Record<CurveServerName, CurveSample>
+  servers: Record<CurveServerName, CurveSample> & { 'fastify-bare-typebox'?: CurveSample }
   ratio: CurveRatios
 }
 

@@ -44,6 +44,8 @@ import {
   CORS_HEADERS,
   CURVE_SERVERS,
   expectedBody,
+  IDEMPOTENCY_HEADER,
+  SERVES,
   OWN_ONLY,
   SERVED_BY,
   requestOf,
@@ -140,6 +142,9 @@ const publish = complete && env.BENCH_PUBLISH !== '0' && committed(outFile)
 function skipReason(workload: AnyWorkloadName, server: ServerName): string | undefined {
   const served = SERVED_BY[workload]
   if (served && !served.servers.includes(server)) return served.reason
+  const serves = SERVES[server]
+  if (serves && !serves.workloads.includes(workload)) return serves.reason
+  if (server === 'mcp-sdk' || server === 'fastify-bare-typebox') return undefined
   if (server !== 'fastify-actions') return OWN_ONLY[workload as WorkloadName]
   if (workload === 'mcp-call' && !existsSync(join(ROOT, 'plugins/mcp.ts'))) return 'MCP plugin missing'
   if (workload === 'execute-protected' && !existsSync(join(ROOT, 'plugins/auth.ts'))) return 'auth plugin missing'
@@ -221,6 +226,7 @@ function writeSpec(build: Build, job: Job, port: number): string {
     method: job.req.method,
     headers: job.req.headers,
     bodyBase64: job.req.body.toString('base64'),
+    ...(job.workload === 'execute-idempotent' ? { uniqueHeader: IDEMPOTENCY_HEADER } : {}),
   }
   const file = join(build.dir, `load-${job.workload}-${job.connections}-${job.durationSec}.json`)
   writeFileSync(file, JSON.stringify(spec))
@@ -279,7 +285,8 @@ const quotient = (value: number | null | undefined, base: number | null | undefi
   value == null || base == null || base === 0 ? null : round(value / base, 3)
 const nonNull = (values: Array<number | null>) => values.flatMap((v) => (v === null ? [] : [v]))
 
-const PAIR: readonly ServerName[] = ['fastify-actions', 'fastify-bare']
+// Every round: the pair, and the baselines of a single workload (mcp-sdk for mcp-call, bare + TypeBox for memory).
+const PAIR: readonly ServerName[] = ['fastify-actions', 'fastify-bare', 'mcp-sdk', 'fastify-bare-typebox']
 
 /**
  * The servers of one workload (or curve point), `count` rounds in a rotated order (the peers only in
@@ -324,8 +331,10 @@ async function runWorkload(build: Build, workload: WorkloadName, checked: Map<st
   const req = requestOf(workload)
   const connections = workload === 'upload-1mb' ? settings.uploadConnections : settings.connections
   const jobOf = (server: ServerName): Job => ({ workload, server, req, connections, warmupSec: settings.warmupSec, durationSec: settings.durationSec })
-  const { samples, skipped, failures } = await rounds(build, jobOf, servers, settings.rounds, checked, workload, settings.peerRounds)
-  const rows: ServerResult[] = servers.map((name) => {
+  // A server that serves only some workloads (SERVES) takes no row in the others.
+  const who = servers.filter((server) => SERVES[server]?.workloads.includes(workload) ?? true)
+  const { samples, skipped, failures } = await rounds(build, jobOf, who, settings.rounds, checked, workload, settings.peerRounds)
+  const rows: ServerResult[] = who.map((name) => {
     const list = samples.get(name) ?? []
     const notes = [...(checked.get(`${workload}/${name}`)?.notes ?? []), ...(failures.get(name) ?? []).map((m) => `round failed: ${m}`)]
     const bad = list.reduce((sum, s) => sum + s.load.non2xx + s.load.errors, 0)
@@ -365,7 +374,8 @@ interface CurvePointSpec {
   skip?: string
 }
 
-async function runLoadCurve(build: Build, name: string, points: CurvePointSpec[], checked: Map<string, Verdict>): Promise<LoadCurvePoint[]> {
+async function runLoadCurve(build: Build, name: string, points: CurvePointSpec[], checked: Map<string, Verdict>, extra?: 'fastify-bare-typebox'): Promise<LoadCurvePoint[]> {
+  const who: readonly ServerName[] = extra ? [...CURVE_SERVERS, extra] : CURVE_SERVERS
   const result: LoadCurvePoint[] = []
   for (const point of points) {
     const req = requestOf(point.workload)
@@ -378,9 +388,9 @@ async function runLoadCurve(build: Build, name: string, points: CurvePointSpec[]
       durationSec: curveSettings.durationSec,
     })
     const run = point.skip
-      ? { samples: new Map<ServerName, Sample[]>(), skipped: new Map<ServerName, string>(CURVE_SERVERS.map((s) => [s, point.skip!])), failures: new Map<ServerName, string[]>() }
-      : await rounds(build, jobOf, CURVE_SERVERS, curveSettings.rounds, checked, `${name} ${point.label}`)
-    const sampleOf = (server: CurveServerName): CurveSample => {
+      ? { samples: new Map<ServerName, Sample[]>(), skipped: new Map<ServerName, string>(who.map((s) => [s, point.skip!])), failures: new Map<ServerName, string[]>() }
+      : await rounds(build, jobOf, who, curveSettings.rounds, checked, `${name} ${point.label}`)
+    const sampleOf = (server: CurveServerName | 'fastify-bare-typebox'): CurveSample => {
       const list = run.samples.get(server) ?? []
       const notes = [...(checked.get(`${point.workload}/${server}`)?.notes ?? []), ...(run.failures.get(server) ?? []).map((m) => `round failed: ${m}`)]
       const bad = list.reduce((sum, s) => sum + s.load.non2xx + s.load.errors, 0)
@@ -400,16 +410,18 @@ async function runLoadCurve(build: Build, name: string, points: CurvePointSpec[]
     }
     const fa = sampleOf('fastify-actions')
     const bare = sampleOf('fastify-bare')
+    const typebox = extra ? sampleOf(extra) : undefined
     result.push({
       label: point.label,
       x: point.x,
       workload: point.workload,
       connections: point.connections,
-      servers: { 'fastify-actions': fa, 'fastify-bare': bare },
+      servers: { 'fastify-actions': fa, 'fastify-bare': bare, ...(typebox ? { 'fastify-bare-typebox': typebox } : {}) },
       ratio: {
         reqPerSec: quotient(fa.reqPerSec, bare.reqPerSec),
         p99Ms: quotient(fa.p99Ms, bare.p99Ms),
         rssMiB: quotient(fa.rssMiB, bare.rssMiB),
+        ...(typebox ? { rssMiBVsTypebox: quotient(fa.rssMiB, typebox.rssMiB) } : {}),
         ...(name === 'uploads' ? { mibPerSec: quotient(fa.mibPerSec, bare.mibPerSec) } : {}),
       },
     })
@@ -490,6 +502,8 @@ async function runCurves(build: Build, checked: Map<string, Verdict>): Promise<C
         ...(connections + 256 > limit ? { skip: `open-files limit ${limit} is below ${connections + 256}: raise it (ulimit -n)` } : {}),
       })),
       checked,
+      // Bare Fastify with TypeBox's modules loaded too: the memory baseline of an application that writes its schemas with TypeBox.
+      'fastify-bare-typebox',
     )
   }
   if (curves.includes('uploads')) {

@@ -34,7 +34,17 @@ export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
   'access-control-max-age': '600',
 }
 
-export const WORKLOADS = ['execute-small', 'execute-output', 'execute-hooks', 'explore-all', 'execute-protected', 'upload-1mb', 'mcp-call'] as const
+export const WORKLOADS = [
+  'execute-small',
+  'execute-output',
+  'execute-hooks',
+  'explore-all',
+  'execute-protected',
+  'upload-1mb',
+  'mcp-call',
+  'execute-compress',
+  'execute-idempotent',
+] as const
 export type WorkloadName = (typeof WORKLOADS)[number]
 /**
  * Workloads of the scaling curves only (`BENCH_CURVES`): never in the workload table, served by
@@ -60,7 +70,9 @@ export const PAYLOAD_BYTES: Record<'payload-1kb' | 'payload-64kb' | 'payload-1mb
 export const BIG_UPLOAD = { size: 10 * 1024 * 1024, maxFileSize: 16 * 1024 * 1024 }
 
 /** Workloads only fastify-actions serves: the peers skip them with this reason. */
-export const OWN_ONLY: Partial<Record<WorkloadName, string>> = { 'mcp-call': 'no MCP endpoint (fastify-actions only)' }
+export const OWN_ONLY: Partial<Record<WorkloadName, string>> = {
+  'execute-idempotent': 'Idempotency-Key handling (fastify-actions only: compare with its execute-small)',
+}
 /** Workloads only some peers serve, with the reason the others skip. */
 export const SERVED_BY: Partial<Record<AnyWorkloadName, { servers: readonly string[]; reason: string }>> = {
   'payload-1kb': { servers: CURVE_SERVERS, reason: 'scaling curve: fastify-actions vs fastify-bare only' },
@@ -68,9 +80,22 @@ export const SERVED_BY: Partial<Record<AnyWorkloadName, { servers: readonly stri
   'payload-1mb': { servers: CURVE_SERVERS, reason: 'scaling curve: fastify-actions vs fastify-bare only' },
   'upload-10mb': { servers: CURVE_SERVERS, reason: 'scaling curve: fastify-actions vs fastify-bare only' },
   'execute-output': { servers: ['fastify-actions', 'fastify-bare'], reason: 'output-schema serialization: fastify-actions vs the same response schema on fastify-bare' },
+  'execute-compress': { servers: ['fastify-actions', 'fastify-bare'], reason: 'response compression: fastify-actions vs fastify-bare with @fastify/compress' },
+  'mcp-call': { servers: ['fastify-actions', 'mcp-sdk'], reason: 'MCP: fastify-actions vs the MCP SDK\'s own stateless Streamable HTTP server' },
 }
-export const SERVERS = ['fastify-actions', 'fastify-bare', 'hono-zod', 'moleculer', 'node-http'] as const
+export const SERVERS = ['fastify-actions', 'fastify-bare', 'hono-zod', 'moleculer', 'node-http', 'fastify-bare-typebox', 'mcp-sdk'] as const
 export type ServerName = (typeof SERVERS)[number]
+/**
+ * Servers that serve only some workloads: `fastify-bare-typebox` (bare Fastify with TypeBox's modules
+ * loaded, the memory baseline of an application that writes its schemas with TypeBox) and `mcp-sdk`
+ * (the MCP SDK's stateless Streamable HTTP server example on node:http).
+ */
+export const SERVES: Partial<Record<ServerName, { workloads: readonly AnyWorkloadName[]; reason: string }>> = {
+  'fastify-bare-typebox': { workloads: ['execute-small'], reason: 'memory baseline: execute-small and the connections curve only' },
+  'mcp-sdk': { workloads: ['mcp-call'], reason: 'an MCP server only' },
+}
+/** The server a workload's `vs` column divides by: fastify-bare, or the SDK's own server for `mcp-call`. */
+export const BASELINE_OF: Partial<Record<WorkloadName, ServerName>> = { 'mcp-call': 'mcp-sdk' }
 
 /** The action each execute workload calls. */
 export const ACTION_OF = {
@@ -79,7 +104,14 @@ export const ACTION_OF = {
   'execute-output': 'echo',
   'execute-hooks': 'hooked',
   'execute-protected': 'secure',
+  /** execute-small with `Accept-Encoding: gzip, deflate, br`: the compression hook negotiates (the answer stays under its threshold). */
+  'execute-compress': 'echo',
+  /** execute-small with an `Idempotency-Key`, a fresh one per request: the action declares `idempotency: 'required'`. */
+  'execute-idempotent': 'echo',
 } as const
+
+/** The header `execute-idempotent` sends, with a fresh value per request (bench/load.ts, `uniqueHeader`). */
+export const IDEMPOTENCY_HEADER = 'idempotency-key'
 
 export const TASK = { title: 'Write the benchmark harness', count: 42 }
 
@@ -293,6 +325,11 @@ export function requestOf(workload: AnyWorkloadName, token = benchToken()): Benc
     case 'execute-output':
     case 'execute-hooks':
       return jsonRequest({ intent: 'execute', service: 'tasks', action: ACTION_OF[workload], payload: TASK })
+    case 'execute-compress':
+      return jsonRequest({ intent: 'execute', service: 'tasks', action: 'echo', payload: TASK }, { 'accept-encoding': 'gzip, deflate, br' })
+    case 'execute-idempotent':
+      // The load process replaces the key with a fresh one per request (LoadSpec.uniqueHeader).
+      return jsonRequest({ intent: 'execute', service: 'tasks', action: 'echo', payload: TASK }, { [IDEMPOTENCY_HEADER]: `bench-${process.pid}-${Date.now()}` })
     case 'execute-protected':
       return jsonRequest({ intent: 'execute', service: 'tasks', action: 'secure', payload: TASK }, { authorization: `Bearer ${token}` })
     case 'explore-all':
@@ -325,6 +362,8 @@ export function expectedBody(workload: AnyWorkloadName): string {
     case 'execute-output':
     case 'execute-hooks':
     case 'execute-protected':
+    case 'execute-compress':
+    case 'execute-idempotent':
       return JSON.stringify(envelope(true, executed('tasks', ACTION_OF[workload]), TASK))
     case 'explore-all':
       return JSON.stringify(exploreAll())

@@ -13,6 +13,8 @@ const COLORS: Record<ServerName, string> = {
   'hono-zod': '#e36209',
   moleculer: '#8250df',
   'node-http': '#2da44e',
+  'fastify-bare-typebox': '#8c959f',
+  'mcp-sdk': '#bf3989',
 }
 
 const WIDTH = 760

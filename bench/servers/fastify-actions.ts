@@ -28,12 +28,20 @@ const echo = payloadWorkload
         output: Task,
         handler: (data) => Ok({ title: data.title, count: data.count }),
       })
-    : createAction({
-        name: 'echo',
-        description: 'Echoes a task',
-        validation: Task,
-        handler: (data) => Ok({ title: data.title, count: data.count }),
-      })
+    : workload === 'execute-idempotent'
+      ? createAction({
+          name: 'echo',
+          description: 'Echoes a task; every call carries an Idempotency-Key',
+          validation: Task,
+          idempotency: 'required',
+          handler: (data) => Ok({ title: data.title, count: data.count }),
+        })
+      : createAction({
+          name: 'echo',
+          description: 'Echoes a task',
+          validation: Task,
+          handler: (data) => Ok({ title: data.title, count: data.count }),
+        })
 const hooked = createAction({
   name: 'hooked',
   description: 'Echoes a task through two before hooks and one after hook',

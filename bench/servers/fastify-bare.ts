@@ -3,6 +3,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import cors from '@fastify/cors'
 import fastifyJwt from '@fastify/jwt'
 import multipart from '@fastify/multipart'
+import compress from '@fastify/compress'
 import {
   announce,
   anyWorkloadFromEnv,
@@ -59,6 +60,11 @@ const echo = (action: string) => (request: FastifyRequest): Envelope => {
 }
 
 switch (workload) {
+  case 'execute-compress':
+    // @fastify/compress with its defaults, as fastify-actions' `rest.compression` (on by default).
+    await app.register(compress)
+    app.post(ENDPOINT, { schema: { body: bodyOf('execute', 'tasks', 'echo', task), response: echoReply } }, echo('echo'))
+    break
   case 'execute-small':
   case 'execute-output':
     // The same response schema as the fastify-actions `output` of execute-output.

@@ -47,6 +47,21 @@ export function checkDeprecation(name: string, deprecation: unknown): void {
   if (!isText(message)) throw fail("'message' must be a non-empty string")
 }
 
+/** A deprecation as every surface says it, made once at boot (the action table's `deprecation`). */
+export interface CompiledDeprecation {
+  /** The REST answer's `Deprecation` and `Sunset` headers. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The sentence of the OpenAPI operation, the MCP tool's description and explore (`deprecationNotice`). */
+  readonly notice: string
+}
+
+/** Checks an action's `deprecated` (`FA_ERR_CONFIG` at boot) and compiles it; undefined when it has none. */
+export function compileDeprecation(name: string, deprecation: Deprecation | undefined): CompiledDeprecation | undefined {
+  checkDeprecation(name, deprecation)
+  if (deprecation === undefined) return undefined
+  return Object.freeze({ headers: Object.freeze(deprecationHeaders(deprecation)), notice: deprecationNotice(deprecation) })
+}
+
 /** The instant a date of a checked deprecation names, in ms. */
 export function deprecationTime(value: string): number {
   return Date.parse(value)

@@ -1,5 +1,4 @@
 import type { Action, Service } from './action.js'
-import { deprecationNotice } from './deprecation.js'
 import type { Engine } from './engine.js'
 import { success, type ExternalResponse } from './envelope.js'
 import { fail, type Failure } from './errors.js'
@@ -36,8 +35,8 @@ function visibleActions(services: readonly Service[], table: ActionTable): Visib
 }
 
 /** `deprecated: { since, ..., notice }` on a deprecated action; other actions keep the specification's exact shape. */
-function deprecatedField(action: Action): { deprecated?: Record<string, string> } {
-  return action.deprecated ? { deprecated: { ...action.deprecated, notice: deprecationNotice(action.deprecated) } } : {}
+function deprecatedField(entry: CompiledAction): { deprecated?: Record<string, string> } {
+  return entry.deprecation ? { deprecated: { ...entry.action.deprecated, notice: entry.deprecation.notice } } : {}
 }
 
 /** `stream: true` on a streaming action; other actions keep the specification's exact shape. */
@@ -70,7 +69,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
       validation: Boolean(entry.action.validation),
       accessControl: entry.action.accessControl ?? [],
       ...streamFlag(entry),
-      ...deprecatedField(entry.action),
+      ...deprecatedField(entry),
       ...idempotencyField(entry.action),
     }))
     byService.set(serviceName, success(messages.actionsListed(serviceName), { actions: summaries }))
@@ -84,7 +83,7 @@ function exploreAnswers(services: readonly Service[], visible: Visible): Answers
         hooks: { before: action.hooks?.before ?? [], after: action.hooks?.after ?? [] },
         meta: action.meta ?? null,
         ...streamFlag(entry),
-        ...deprecatedField(action),
+        ...deprecatedField(entry),
         ...idempotencyField(action),
         ...declaredErrors(entry),
       }
@@ -132,7 +131,7 @@ export function createDiscovery(engine: Engine): Discovery {
       input: entry.input,
       output: entry.output,
       ...streamFlag(entry),
-      ...deprecatedField(entry.action),
+      ...deprecatedField(entry),
       ...idempotencyField(entry.action),
       ...declaredErrors(entry),
     })),

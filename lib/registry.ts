@@ -1,6 +1,6 @@
 import { isStreamingAction, isVisibleToRest, type Action, type HookRef, type Service } from './action.js'
 import { compileErrors, type CompiledErrors } from './declared-errors.js'
-import { checkDeprecation } from './deprecation.js'
+import { compileDeprecation, type CompiledDeprecation } from './deprecation.js'
 import { ErrConfig, ErrDuplicateAction, ErrDuplicateService, ErrUnknownHook } from './errors.js'
 import { messages } from './messages.js'
 import { compileEnvelopeSerializer, compileEventWriter, outputJsonSchema, type EnvelopeSerializer, type EventWriter } from './output.js'
@@ -27,6 +27,8 @@ export interface CompiledAction {
   timeout?: number
   /** A streaming action (lib/stream.ts): its handler gives events. */
   stream: boolean
+  /** Its deprecation as every surface says it (REST headers, the notice); undefined when not deprecated. */
+  deprecation?: CompiledDeprecation
   /** Visible to REST (not `visibility.rest: false`): listed by discovery and OpenAPI, given its own route. */
   visible: boolean
   /** Its own route below the base URL, `services/{service}/{action}` (names URI-encoded). */
@@ -104,7 +106,6 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
 
 function compileAction(serviceName: string, action: Action, actionTimeout: number | undefined): CompiledAction {
   const name = `${serviceName}.${action.name}`
-  checkDeprecation(name, action.deprecated)
   checkIdempotency(action, name)
   const stream = isStreamingAction(action)
   const output = outputJsonSchema(action)
@@ -116,6 +117,7 @@ function compileAction(serviceName: string, action: Action, actionTimeout: numbe
     errors: compileErrors(name, action.errors),
     timeout: action.timeout ?? actionTimeout,
     stream,
+    deprecation: compileDeprecation(name, action.deprecated),
     visible: isVisibleToRest(action),
     route: `services/${encodeURIComponent(serviceName)}/${encodeURIComponent(action.name)}`,
     input: toJsonSchema(action.validation),

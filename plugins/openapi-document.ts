@@ -1,7 +1,6 @@
 import type { Action, Service } from '../lib/action.js'
 import type { ErrorDescription } from '../lib/declared-errors.js'
 import type { CompiledAction } from '../lib/registry.js'
-import { deprecationNotice } from '../lib/deprecation.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
 import type { ResolvedAuth, ResolvedOpenApi } from './config.js'
@@ -167,7 +166,7 @@ function operationOf(service: Service, entry: CompiledAction, options: DocumentO
       entry,
     ),
     ...(security ? { security } : {}),
-    ...(action.deprecated ? { deprecated: true, description: deprecationNotice(action.deprecated) } : {}),
+    ...(entry.deprecation ? { deprecated: true, description: entry.deprecation.notice } : {}),
   }
 }
 

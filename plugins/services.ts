@@ -6,7 +6,6 @@ import { runInRequestScope, type ServerContext } from '../lib/context.js'
 import { createDiscovery, type Discovery } from '../lib/discovery.js'
 import type { Authenticator, Engine } from '../lib/engine.js'
 import { toJson, type ExternalRequest, type ExternalResponse } from '../lib/envelope.js'
-import { deprecationHeaders } from '../lib/deprecation.js'
 import { fail, isFailure, type Failure } from '../lib/errors.js'
 import { checkExternalRequest } from '../lib/request.js'
 import type { ResolvedStreams } from './config.js'
@@ -137,8 +136,6 @@ function createDispatch(app: FastifyInstance, options: ServicesPluginOptions): D
   // The action table, compiled once at boot by the engine's registry: serializers, event writers, routes.
   const table = engine.table
   const streams = createStreamDispatch(app, { engine, context, settings: options.streams ?? DEFAULTS.streams, clientKey: options.clientKey })
-  // `Deprecation`/`Sunset` of each deprecated action, by `service\0action`; empty when none is.
-  const deprecations = compileDeprecationHeaders(engine)
 
   // Not async: an execute waits on the engine's one promise; every other answer is handed back at once.
   // `json` is the request's content type when the body was JSON (multipart checks its own).
@@ -149,11 +146,9 @@ function createDispatch(app: FastifyInstance, options: ServicesPluginOptions): D
       return isFailure(answer) ? failureAnswer(reply, answer) : answerWith(reply, 200, answer)
     }
     if (service === '*' || action === '*') return failureAnswer(reply, fail.wildcardExecute(service, action))
-    if (deprecations.size > 0) {
-      const headers = deprecations.get(`${service}\u0000${action}`)
-      if (headers) reply.headers(headers)
-    }
     const entry = table.get(service, action)
+    // `Deprecation`/`Sunset` (RFC 9745, RFC 8594), made once at boot in the action table.
+    if (entry?.deprecation) reply.headers(entry.deprecation.headers)
     if (checkJson && json && entry) {
       const refused = checkJson(entry.action, json)
       if (refused) return failureAnswer(reply, refused)
@@ -261,15 +256,6 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
       })
     }
   }, { encapsulate: true }))
-}
-
-/** The REST headers of every deprecated action (RFC 9745, RFC 8594), built once at boot. */
-function compileDeprecationHeaders(engine: Engine): Map<string, Record<string, string>> {
-  const headers = new Map<string, Record<string, string>>()
-  for (const service of engine.getServices().value) {
-    for (const action of service.actions) if (action.deprecated) headers.set(`${service.name}\u0000${action.name}`, deprecationHeaders(action.deprecated))
-  }
-  return headers
 }
 
 /** The actions the document lists (visible to REST discovery): hidden ones stay on the one endpoint. */

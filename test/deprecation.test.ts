@@ -6,6 +6,7 @@ import ts from 'typescript'
 import Type from 'typebox'
 import { createAction, createServer, createService, deprecationNotice, messages, Ok, type Service } from '../lib/index.js'
 import { deprecationHeaders, isPastSunset } from '../lib/deprecation.js'
+import { createEngine } from '../lib/engine.js'
 import { buildServer, execute, post } from './helpers/server.js'
 import { connectClient, startMcpServer } from './helpers/mcp.js'
 
@@ -49,6 +50,14 @@ t.test('the header values: an RFC 9651 date for Deprecation, an IMF-fixdate for 
   t.ok(isPastSunset(deprecated, Date.UTC(2026, 8, 1, 12)))
   t.notOk(isPastSunset(deprecated, Date.UTC(2026, 8, 1, 11)))
   t.notOk(isPastSunset({ since: '2026-01-15' }, Date.UTC(2099, 0, 1)), 'no sunset: never past it')
+})
+
+t.test('the action table holds each deprecation once, as every surface says it: the headers and the notice', async (t) => {
+  const engine = createEngine({ services })
+  t.same(engine.table.get('tasks', 'create')?.deprecation, { headers: { deprecation: DEPRECATION, sunset: SUNSET }, notice: deprecationNotice(deprecated) })
+  t.same(engine.table.get('tasks', 'soft')?.deprecation, { headers: { deprecation: '@1768435200' }, notice: 'Deprecated since 2026-01-15.' })
+  t.equal(engine.table.get('tasks', 'createV2')?.deprecation, undefined, 'not deprecated: nothing')
+  t.ok(Object.isFrozen(engine.table.get('tasks', 'create')?.deprecation?.headers), 'shared by every answer: frozen')
 })
 
 t.test('refused at boot: a deprecation that is not well formed', async (t) => {

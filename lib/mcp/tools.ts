@@ -3,7 +3,6 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { isVisibleToRest, type Action } from '../action.js'
 import { answerOf, logFault, type FaultLogger, type WireAnswer } from '../answer.js'
 import type { Engine } from '../engine.js'
-import { deprecationNotice } from '../deprecation.js'
 import { ErrConfig } from '../errors.js'
 import { isPlainObject, toJson } from '../envelope.js'
 import { messages } from '../messages.js'
@@ -115,7 +114,7 @@ export function createToolRegistry(engine: Engine): ToolRegistry {
     const taken = owners.get(name)
     if (taken) throw new ErrConfig(messages.mcpToolNameCollision(name, taken, qualified))
     owners.set(name, qualified)
-    const description = action.deprecated ? `${deprecationNotice(action.deprecated)} ${action.description}` : action.description
+    const description = entry.deprecation ? `${entry.deprecation.notice} ${action.description}` : action.description
     const tool: Tool = { name, title: qualified, description, inputSchema: inputSchemaOf(entry, qualified) }
     const target: ToolTarget = { service: serviceName, action: action.name, entry }
     const output = entry.stream ? undefined : outputSchemaOf(entry)

@@ -1,7 +1,7 @@
 /**
  * The package the way a user gets it: `npm pack` (which runs `prepack`, the clean build), then the
  * tarball installed into an empty project beside the peers the README names, from the registry.
- * Done once per source state and Node major, shared by the test files that need it (a lock keeps
+ * Done once per source state, shared by the test files that need it (a lock keeps
  * two files running at once from packing twice), and kept in the system temp dir between runs.
  */
 import { execFile } from 'node:child_process'
@@ -28,6 +28,9 @@ export interface PackedInstall {
   /** Milliseconds spent in `npm pack` and in `npm install`. */
   packMs: number
   installMs: number
+  /** The Node major that ran the install, and the packages npm warned `EBADENGINE` about (`name@version`). */
+  installNode: number
+  engineWarnings: string[]
 }
 
 export interface RunResult {
@@ -54,6 +57,9 @@ export function cleanEnv(): NodeJS.ProcessEnv {
   env.npm_config_fund = 'false'
   env.npm_config_audit = 'false'
   env.npm_config_update_notifier = 'false'
+  // Every install of the package tests (and `fastify-actions new`'s own) takes what npm's cache has
+  // without asking the registry whether it changed: one request per package saved.
+  env.npm_config_prefer_offline = 'true'
   return env
 }
 
@@ -90,9 +96,13 @@ async function listFiles(dir: string): Promise<string[]> {
   return out
 }
 
-/** A hash of everything that goes into the tarball, and the Node major that installs it. */
+/**
+ * A hash of everything that goes into the tarball. Not the Node version: the tarball is the same
+ * bytes whichever Node packs it, and the installs build nothing native, so CI's runs on Node 24
+ * and 26 reuse the first run's pack and installs (every program still runs on the running Node).
+ */
 async function sourceKey(): Promise<string> {
-  const hash = createHash('sha256').update(`node ${process.versions.node.split('.')[0]}\n`)
+  const hash = createHash('sha256')
   const top = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE', 'CHANGELOG.md']
   const files = [...top.map((f) => join(repoRoot, f)), ...(await listFiles(join(repoRoot, 'lib'))), ...(await listFiles(join(repoRoot, 'plugins'))), ...(await listFiles(join(repoRoot, 'template')))]
   for (const file of files.sort()) {
@@ -134,12 +144,11 @@ async function build(dir: string): Promise<PackedInstall> {
   await mustRun('npm', ['init', '-y'], project)
   const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as Record<string, unknown>
   await writeFile(join(project, 'package.json'), JSON.stringify({ ...manifest, type: 'module' }, null, 2) + '\n')
-  await mustRun('npm', ['install', tarball, ...userInstall], project)
+  const installed = await mustRun('npm', ['install', tarball, ...userInstall, '--prefer-offline'], project)
   const installMs = Date.now() - started
-
-  const result: PackedInstall = { project, tarball, files: info.files.map((f) => f.path), size: info.size, packMs, installMs }
-  await writeFile(join(dir, 'ready.json'), JSON.stringify(result, null, 2))
-  return result
+  const engineWarnings = [...new Set([...installed.stderr.matchAll(/EBADENGINE +package: '([^']+)'/g)].map((m) => m[1]!))].sort()
+  const installNode = Number(process.versions.node.split('.')[0])
+  return { project, tarball, files: info.files.map((f) => f.path), size: info.size, packMs, installMs, installNode, engineWarnings }
 }
 
 /** A lock whose process has ended, or that has no owner after a minute, or older than 10 minutes. */
@@ -157,6 +166,37 @@ async function lockIsStale(lock: string): Promise<boolean> {
   return age > 600_000
 }
 
+/**
+ * Runs `build` once per cache folder across test files running at once: the first file takes the
+ * lock (a folder holding its pid), the others wait for `ready.json`; a lock whose process has ended
+ * is taken over. What `build` returns is written to `ready.json` and returned to every caller.
+ */
+async function once<T>(dir: string, lock: string, build: () => Promise<T>): Promise<T> {
+  const ready = join(dir, 'ready.json')
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
+    if (existsSync(ready)) return JSON.parse(await readFile(ready, 'utf8')) as T
+    try {
+      await mkdir(lock)
+      await writeFile(join(lock, 'pid'), String(process.pid))
+    } catch {
+      // Another test file is building: wait for it, unless its process is gone (killed at a timeout).
+      if (await lockIsStale(lock)) await rm(lock, { recursive: true, force: true })
+      else await sleep(1000)
+      continue
+    }
+    try {
+      // It may have been finished between the check above and taking the lock.
+      if (existsSync(ready)) return JSON.parse(await readFile(ready, 'utf8')) as T
+      const result = await build()
+      await writeFile(ready, JSON.stringify(result, null, 2))
+      return result
+    } finally {
+      await rm(lock, { recursive: true, force: true })
+    }
+  }
+  throw new Error(`timed out waiting for ${lock}`)
+}
+
 let memo: Promise<PackedInstall> | undefined
 
 /** The packed and installed package for the current sources (built on first use, then reused). */
@@ -164,35 +204,63 @@ export function packAndInstall(): Promise<PackedInstall> {
   memo ??= (async () => {
     const key = await sourceKey()
     const dir = join(tmpdir(), cachePrefix + key)
-    const ready = join(dir, 'ready.json')
-    // One lock for every source state: two packs at once would share (and delete) the repo's dist/.
-    const lock = join(tmpdir(), 'fastify-actions-pack.lock')
     await pruneOld(cachePrefix + key)
-    for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
-      if (existsSync(ready)) return JSON.parse(await readFile(ready, 'utf8')) as PackedInstall
-      try {
-        await mkdir(lock)
-        await writeFile(join(lock, 'pid'), String(process.pid))
-      } catch {
-        // Another test file is packing: wait for it, unless its process is gone (killed at a timeout).
-        if (await lockIsStale(lock)) await rm(lock, { recursive: true, force: true })
-        else await sleep(1000)
-        continue
-      }
-      try {
-        // It may have been finished between the check above and taking the lock.
-        if (existsSync(ready)) return JSON.parse(await readFile(ready, 'utf8')) as PackedInstall
-        return await build(dir)
-      } finally {
-        await rm(lock, { recursive: true, force: true })
-      }
-    }
-    throw new Error(`timed out waiting for ${lock}`)
+    // One lock for every source state: two packs at once would share (and delete) the repo's dist/.
+    return once(dir, join(tmpdir(), 'fastify-actions-pack.lock'), () => build(dir))
   })()
   return memo
+}
+
+export interface FrontendInstall {
+  /** A project with only `npm install <tarball>` done: what a front end that uses the client has. */
+  project: string
+  /** The top-level packages npm installed. */
+  packages: string[]
+  installMs: number
+}
+
+let frontendMemo: Promise<FrontendInstall> | undefined
+
+/**
+ * A front end's install of the packed tarball, beside the server's packed project: `npm install
+ * <tarball>` and nothing else, as docs/client.md says (the optional peers fastify and drizzle-orm
+ * stay out; npm adds the one required peer, typebox). Once per source state, shared by test files.
+ */
+export function frontendInstall(): Promise<FrontendInstall> {
+  frontendMemo ??= (async () => {
+    const packed = await packAndInstall()
+    const dir = join(dirname(packed.project), 'frontend')
+    return once(dir, join(dirname(packed.project), 'frontend.lock'), async () => {
+      const project = join(dir, 'project')
+      await rm(project, { recursive: true, force: true })
+      await mkdir(project, { recursive: true })
+      await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'client-app', private: true, type: 'module' }, null, 2) + '\n')
+      const started = Date.now()
+      await mustRun('npm', ['install', packed.tarball, '--prefer-offline'], project)
+      const installMs = Date.now() - started
+      const packages = (await readdir(join(project, 'node_modules'), { withFileTypes: true }))
+        .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))
+        .flatMap((entry) => entry.name)
+      const scoped: string[] = []
+      for (const name of packages.filter((n) => n.startsWith('@'))) {
+        for (const inner of await readdir(join(project, 'node_modules', name))) scoped.push(`${name}/${inner}`)
+      }
+      return { project, packages: [...packages.filter((n) => !n.startsWith('@')), ...scoped].sort(), installMs }
+    })
+  })()
+  return frontendMemo
 }
 
 /** The repo's own bin (publint, attw), run on the running Node. */
 export function repoBin(name: string): string {
   return join(repoRoot, 'node_modules', '.bin', name)
 }
+
+/**
+ * .ci/run runs the suite on three Node versions; the second and third runs set
+ * FASTIFY_ACTIONS_REPEAT_RUN=1. What does not depend on the runtime (a compiler's verdict on the
+ * packed declarations and the docs samples, publint and attw on the tarball, the pages' links, the
+ * scaffold's install) is checked on the first run only: a tap `skip` reason, or false to run.
+ */
+export const oncePerCi: string | false =
+  process.env.FASTIFY_ACTIONS_REPEAT_RUN === '1' ? 'does not depend on the Node runtime: .ci/run checks it on its first Node only' : false

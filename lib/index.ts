@@ -52,7 +52,8 @@ export {
   type Resources,
 } from './context.js'
 export type { AuthResult } from './auth.js'
-export { DEFAULTS, type CoreConfig, type OnBootConfig, type ResolvedCoreConfig } from './config.js'
+export { type CoreConfig, type OnBootConfig, type ResolvedCoreConfig } from './config.js'
+export { DEFAULTS } from '../plugins/config.js'
 export { createEngine, type Engine, type EngineOptions, type ExecuteOptions, type Authenticator, type ExecutionInfo, type ExecutionTrace, type Instrument } from './engine.js'
 export { isActionStream, withEventId, type ActionStream } from './stream.js'
 export { abortReasons } from './cancellation.js'

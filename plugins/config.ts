@@ -1,11 +1,33 @@
 import type { FastifyRequest, FastifyServerOptions } from 'fastify'
-import { DEFAULTS, configError, optionalBoolean, positiveInteger } from '../lib/config.js'
+import { CORE_DEFAULTS, configError, optionalBoolean, positiveInteger } from '../lib/config.js'
+import { AUTH_DEFAULTS } from './auth-config.js'
+import { CORS_DEFAULTS } from './cors-config.js'
+import { RATE_LIMIT_DEFAULTS } from './rate-limit-config.js'
+import { REST_DEFAULTS } from './rest-config.js'
+import { STREAM_DEFAULTS } from './stream-config.js'
+import { UNDER_PRESSURE_DEFAULTS } from './under-pressure-config.js'
 import type { KeyTable } from '../lib/config-keys.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import { expiresInProblem } from '../lib/token-lifetime.js'
-import { IDEMPOTENCY_KEYS, resolveIdempotency, type IdempotencyConfig, type ResolvedIdempotency } from './idempotency-config.js'
+import { IDEMPOTENCY_DEFAULTS, IDEMPOTENCY_KEYS, resolveIdempotency, type IdempotencyConfig, type ResolvedIdempotency } from './idempotency-config.js'
 import { resolveUploadSettings, UPLOADS_KEYS, type UploadSettings, type UploadsConfig } from '../lib/uploads/config.js'
+
+/**
+ * Every default of the framework, in one table, assembled from the pieces that own them: the core's
+ * (lib/config.ts) and each plugin's (plugins/*-config.ts). docs/server.md shows the same table, and a
+ * test holds them together. Nothing else applies a default of its own.
+ */
+export const DEFAULTS = Object.freeze({
+  ...CORE_DEFAULTS,
+  rest: REST_DEFAULTS,
+  streams: STREAM_DEFAULTS,
+  underPressure: UNDER_PRESSURE_DEFAULTS,
+  cors: CORS_DEFAULTS,
+  rateLimiting: RATE_LIMIT_DEFAULTS,
+  idempotency: IDEMPOTENCY_DEFAULTS,
+  auth: AUTH_DEFAULTS,
+})
 
 /** JWT authentication for protected actions. */
 export interface AuthConfig {

@@ -1,6 +1,6 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { DEFAULTS } from '../lib/config.js'
+import { CORS_DEFAULTS } from './cors-config.js'
 import { errorMessage } from '../lib/diagnostics.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
@@ -145,18 +145,18 @@ function compileRule(rule: CorsRouteRule, index: number, defaults: ResolvedCorsO
 export function compileCors({ allowedOrigins, cors = {}, mcp = false, streams = false, idempotency = false, router }: CorsPluginOptions) {
   // The specification's defaults, plus the headers of the features that are on; `origin` comes from
   // `allowedOrigins` (or `*` when it is empty).
-  const { allowHeaders, exposeHeaders } = DEFAULTS.cors
+  const { allowHeaders, exposeHeaders } = CORS_DEFAULTS
   const builtIn: ResolvedCorsOptions = {
-    credentials: DEFAULTS.cors.credentials,
-    maxAge: DEFAULTS.cors.maxAge,
+    credentials: CORS_DEFAULTS.credentials,
+    maxAge: CORS_DEFAULTS.maxAge,
     allowHeaders: [
       ...allowHeaders,
-      ...(mcp ? DEFAULTS.cors.mcpAllowHeaders : []),
-      ...(streams ? DEFAULTS.cors.streamAllowHeaders : []),
-      ...(idempotency ? DEFAULTS.cors.idempotencyAllowHeaders : []),
+      ...(mcp ? CORS_DEFAULTS.mcpAllowHeaders : []),
+      ...(streams ? CORS_DEFAULTS.streamAllowHeaders : []),
+      ...(idempotency ? CORS_DEFAULTS.idempotencyAllowHeaders : []),
     ],
-    allowMethods: [...DEFAULTS.cors.allowMethods],
-    exposeHeaders: [...exposeHeaders, ...(idempotency ? DEFAULTS.cors.idempotencyExposeHeaders : [])],
+    allowMethods: [...CORS_DEFAULTS.allowMethods],
+    exposeHeaders: [...exposeHeaders, ...(idempotency ? CORS_DEFAULTS.idempotencyExposeHeaders : [])],
     origin: allowedOrigins.length === 0 ? '*' : [...allowedOrigins],
   }
   const defaults = mergeOptions(builtIn, cors.defaults)

@@ -1,4 +1,4 @@
-import { DEFAULTS, configError, positiveInteger } from '../lib/config.js'
+import { configError, positiveInteger } from '../lib/config.js'
 import type { KeyTable } from '../lib/config-keys.js'
 import type { IdempotencyRedis, IdempotencyStore } from '../lib/idempotency.js'
 
@@ -41,7 +41,7 @@ function isStore(value: unknown): value is IdempotencyStore {
 /** Checks `rest.idempotency` once, at boot. */
 export function resolveIdempotency(config: IdempotencyConfig | undefined): ResolvedIdempotency {
   if (config !== undefined && (typeof config !== 'object' || config === null)) throw configError('rest.idempotency', 'must be an object', config)
-  const defaults = DEFAULTS.idempotency
+  const defaults = IDEMPOTENCY_DEFAULTS
   if (config?.store !== undefined && !isStore(config.store)) throw configError('rest.idempotency.store', 'must have acquire, complete and release methods', config.store)
   const redis = config?.redis as Partial<IdempotencyRedis> | undefined
   if (redis !== undefined && (typeof redis?.set !== 'function' || typeof redis.get !== 'function' || typeof redis.eval !== 'function')) {
@@ -56,3 +56,15 @@ export function resolveIdempotency(config: IdempotencyConfig | undefined): Resol
     store: config?.store,
   })
 }
+
+/** `rest.idempotency`'s defaults: Idempotency-Key answers and the store that keeps them (docs/idempotency.md). */
+export const IDEMPOTENCY_DEFAULTS = Object.freeze({
+  /** How long a finished request's answer is replayed (ms): 24 hours. */
+  ttl: 86_400_000,
+  /** How long a running request holds its key (ms); at least the action's timeout plus a second. */
+  lease: 60_000,
+  /** Longest wait for one store call (ms). */
+  timeout: 2_000,
+  /** Keys the in-memory store holds; the oldest goes first. */
+  maxKeys: 100_000,
+} as const)

@@ -9,7 +9,7 @@ import { toJson, type ExternalRequest, type ExternalResponse } from '../lib/enve
 import { fail, isFailure, type Failure } from '../lib/errors.js'
 import { checkExternalRequest } from '../lib/request.js'
 import type { ResolvedStreams } from './config.js'
-import { DEFAULTS } from '../lib/config.js'
+import { STREAM_DEFAULTS } from './stream-config.js'
 import { createStreamDispatch } from './sse.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { failureAnswer, replyWith, sendFailure } from './wire.js'
@@ -62,7 +62,7 @@ export interface ServicesPluginOptions {
   multipart?: MultipartSupport
   /** `POST {baseUrl}/services/{service}/{action}` for every visible action (docs/openapi.md). */
   actionRoutes?: boolean
-  /** `rest.streams`: keep-alive, longest duration, open streams per client (default: DEFAULTS.streams). */
+  /** `rest.streams`: keep-alive, longest duration, open streams per client (default: STREAM_DEFAULTS). */
   streams?: ResolvedStreams
   /** The client key of a request (the rate limiter's), for `streams.maxPerClient`; none without rate limiting. */
   clientKey?: (request: FastifyRequest) => string
@@ -135,7 +135,7 @@ function createDispatch(app: FastifyInstance, options: ServicesPluginOptions): D
   const checkJson = options.multipart?.checkJson
   // The action table, compiled once at boot by the engine's registry: serializers, event writers, routes.
   const table = engine.table
-  const streams = createStreamDispatch(app, { engine, context, settings: options.streams ?? DEFAULTS.streams, clientKey: options.clientKey })
+  const streams = createStreamDispatch(app, { engine, context, settings: options.streams ?? STREAM_DEFAULTS, clientKey: options.clientKey })
 
   // Not async: an execute waits on the engine's one promise; every other answer is handed back at once.
   // `json` is the request's content type when the body was JSON (multipart checks its own).

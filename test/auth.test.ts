@@ -2,7 +2,7 @@ import t from 'tap'
 import { createHmac, generateKeyPairSync, sign as rsaSign } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { createAction, createServer, Err, Ok, messages, type AuthConfig, type BeforeActionHandler, type Result, type Service } from '../lib/index.js'
-import { DEFAULTS } from '../lib/config.js'
+import { DEFAULTS } from '../lib/index.js'
 import { buildServer, execute, type TestConfig } from './helpers/server.js'
 
 /** A subtest's `t`. */

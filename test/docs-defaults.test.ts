@@ -1,6 +1,10 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { DEFAULTS } from '../lib/config.js'
+import { DEFAULTS } from '../lib/index.js'
+import { CORE_DEFAULTS } from '../lib/config.js'
+import { CORS_DEFAULTS } from '../plugins/cors-config.js'
+import { REST_DEFAULTS } from '../plugins/rest-config.js'
+import { STREAM_DEFAULTS } from '../plugins/stream-config.js'
 
 /** DEFAULTS as dotted paths: `rest.bodyLimit` → 1048576; arrays are values, not branches. */
 function flatten(value: object, prefix = ''): Map<string, unknown> {
@@ -58,4 +62,14 @@ t.test('docs/server.md shows every entry of DEFAULTS once, with its value', asyn
 
 t.test('each row names the config path that sets it', async (t) => {
   for (const row of rows) t.match(row.path, /`[a-zA-Z.]+`/, `${row.entry}: ${row.path}`)
+})
+
+t.test('DEFAULTS is assembled from the pieces that own them: the core holds no HTTP default', async (t) => {
+  t.notOk('rest' in CORE_DEFAULTS, 'no rest.* (rest.port) in the core')
+  t.notOk('cors' in CORE_DEFAULTS, 'no CORS headers in the core')
+  t.same(Object.keys(CORE_DEFAULTS).filter((key) => typeof (CORE_DEFAULTS as Record<string, unknown>)[key] === 'object'), ['uploads'], 'the core: uploads only among the groups')
+  t.equal(DEFAULTS.rest, REST_DEFAULTS, "the REST plugin's own table")
+  t.equal(DEFAULTS.cors, CORS_DEFAULTS, "the CORS plugin's own table")
+  t.equal(DEFAULTS.streams, STREAM_DEFAULTS, "the SSE adapter's own table")
+  for (const [key, value] of Object.entries(CORE_DEFAULTS)) t.equal((DEFAULTS as Record<string, unknown>)[key], value, `core ${key}`)
 })

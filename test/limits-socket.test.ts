@@ -2,7 +2,7 @@ import t from 'tap'
 import { maxHeaderSize } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { messages, type RestConfig } from '../lib/index.js'
-import { DEFAULTS } from '../lib/config.js'
+import { DEFAULTS } from '../lib/index.js'
 const { bodyLimit: DEFAULT_BODY_LIMIT, requestTimeout: DEFAULT_REQUEST_TIMEOUT } = DEFAULTS.rest
 import { buildServer } from './helpers/server.js'
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { createAction, Ok, messages, type LogEntry, type RateLimitConfig, type Service, type ServiceLogger } from '../lib/index.js'
 import { UNKNOWN_CLIENT } from '../plugins/rate-limit.js'
-import { DEFAULTS } from '../lib/config.js'
+import { DEFAULTS } from '../lib/index.js'
 import { buildServer, execute, type TestConfig } from './helpers/server.js'
 
 /** A subtest's `t`. */

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { messages, type Action } from '../lib/index.js'
 import { resolveUploadSettings } from '../lib/uploads/config.js'
-import { DEFAULTS } from '../lib/config.js'
+import { DEFAULTS } from '../lib/index.js'
 const uploadDefaults = DEFAULTS.uploads
 import { checkContentType, mediaTypeOf } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, findMixedKeys, type FormEntry } from '../lib/uploads/form.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { messages, type LogEntry } from '../lib/index.js'
-import { DEFAULTS } from '../lib/config.js'
+import { DEFAULTS } from '../lib/index.js'
 const uploadDefaults = DEFAULTS.uploads
 import { echoService } from './helpers/fixtures.js'
 import { buildServer, execute, post } from './helpers/server.js'

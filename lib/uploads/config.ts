@@ -1,4 +1,4 @@
-import { DEFAULTS } from '../config.js'
+import { CORE_DEFAULTS } from '../config.js'
 import type { KeyTable } from '../config-keys.js'
 import { ErrConfig } from '../errors.js'
 
@@ -76,15 +76,15 @@ const toExtension = (value: string) => {
 /** Fills in the defaults and checks the limits; throws at boot on a limit that is not a count of bytes or items. */
 export function resolveUploadSettings(config: UploadsConfig = {}): UploadSettings {
   const given: Partial<UploadLimits> = config.limits ?? {}
-  const limits: UploadLimits = { ...DEFAULTS.uploads.limits }
+  const limits: UploadLimits = { ...CORE_DEFAULTS.uploads.limits }
   for (const name of Object.keys(limits) as UploadLimitName[]) {
     const value = given[name]
     if (value !== undefined) limits[name] = checkLimit(name, value)
   }
-  const mimeTypes = (config.allow?.mimeTypes ?? DEFAULTS.uploads.mimeTypes).map((type) => type.trim().toLowerCase())
-  const extensions = (config.allow?.extensions ?? DEFAULTS.uploads.extensions).map(toExtension)
+  const mimeTypes = (config.allow?.mimeTypes ?? CORE_DEFAULTS.uploads.mimeTypes).map((type) => type.trim().toLowerCase())
+  const extensions = (config.allow?.extensions ?? CORE_DEFAULTS.uploads.extensions).map(toExtension)
   return {
-    enforceContentType: config.enforceContentType ?? DEFAULTS.uploads.enforceContentType,
+    enforceContentType: config.enforceContentType ?? CORE_DEFAULTS.uploads.enforceContentType,
     limits: Object.freeze(limits),
     allow: { mimeTypes: Object.freeze(mimeTypes), extensions: Object.freeze(extensions) },
     mimeTypes: new Set(mimeTypes),

@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -19,7 +19,7 @@ const bin = join(repoRoot, 'lib/cli/bin.ts')
 /** The CLI starts through tsx from source here: generous, never a measure of speed. */
 const slow = { timeout: 120_000 }
 
-function fixture(t: Test): string {
+function fixture(t: Test, extra = ''): string {
   const dir = t.testdir({
     'package.json': JSON.stringify({ name: 'fixture', type: 'module', dependencies: { 'fastify-actions': '*' } }),
     src: {
@@ -39,7 +39,7 @@ const list = createAction({ name: 'list', description: 'Lists', handler: () => O
 export default {
   serverName: 'fixture',
   services: [createService({ name: 'tasks', description: 'Tasks', actions: [count, list] })],
-  rest: { baseUrl: '/api', allowedOrigins: [] },
+  rest: { baseUrl: '/api', allowedOrigins: [] },${extra}
 }
 `,
     },
@@ -123,4 +123,36 @@ t.test('the client stops reading (EPIPE on stdout, stdin still open): exit 0, no
   t.equal(signal, null)
   t.notMatch(stderr, /Error|\n\s+at /, 'no error, no stack trace', { stderr })
   child.stdin.destroy()
+})
+
+t.test('the handshake is answered while onBoot (migrations) runs; a tool call waits for it', async (t) => {
+  // onBoot finishes once the test writes the gate file: an order of events, no clock.
+  const dir = fixture(t, `\n  onBoot: { maxWaitTime: 120_000, fn: () => new Promise<void>((resolve) => { const poll = setInterval(() => { if (existsSync('gate')) { clearInterval(poll); resolve() } }, 20) }) },`)
+  writeFileSync(join(dir, 'src', 'config.ts'), `import { existsSync } from 'node:fs'\n${readFileSync(join(dir, 'src', 'config.ts'), 'utf8')}`)
+  const { child, exited } = spawnMcp(dir)
+  const answers: Array<Record<string, any>> = []
+  let text = ''
+  let onAnswer: (() => void) | undefined
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk
+    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n')) {
+      answers.push(JSON.parse(text.slice(0, newline)))
+      text = text.slice(newline + 1)
+      onAnswer?.()
+    }
+  })
+  const answered = (count: number) => new Promise<void>((resolve) => (onAnswer = () => answers.length >= count && resolve()))
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
+  const two = answered(2)
+  child.stdin.write(`${JSON.stringify(init)}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'tasks_list', arguments: {} } })}\n${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' })}\n`)
+  await two
+  t.same(answers.map((answer) => answer.id).sort(), [1, 3], 'initialize and tools/list answered before onBoot finished; the call waits')
+  const three = answered(3)
+  writeFileSync(join(dir, 'gate'), '')
+  await three
+  t.equal(answers[2]!.id, 2, 'the call is answered once onBoot has finished')
+  t.same(answers[2]!.result.content, [{ type: 'text', text: '{"items":[]}' }])
+  child.stdin.end()
+  const { code, stderr } = await exited
+  t.equal(code, 0, stderr)
 })

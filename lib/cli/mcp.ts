@@ -17,6 +17,9 @@ const DEFAULT_MAX_LINE = 1024 * 1024
 /** JSON-RPC's implementation-defined server error: what a refusal of the HTTP endpoint (an envelope) becomes. */
 const SERVER_ERROR = -32000
 
+/** What is answered before the project's `onBoot` has finished: the handshake and the tool list need no data. */
+const BEFORE_BOOT = /^(initialize|ping|tools\/list|notifications\/.*)$/
+
 /** The message the HTTP endpoint answers a body over its limit with (413). */
 const TOO_LARGE = 'Request body too large'
 
@@ -44,6 +47,11 @@ export interface McpOverStdioOptions {
   output: Writable
   /** The longest line, in bytes (the endpoint's `rest.bodyLimit`): a longer one is refused, unread, and the session goes on. */
   maxLineBytes?: number
+  /**
+   * Settles once the project has booted (`onBoot`: its migrations): until then only what needs no
+   * data is forwarded (`initialize`, `ping`, `tools/list`, notifications), the rest waits for it.
+   */
+  ready?: Promise<unknown>
   /** Stops reading (the in-flight answers are still written), like the end of `input`. */
   signal?: AbortSignal
   /** Hears the HTTP status each message was answered with by the endpoint (the JSON-RPC answer carries none). */
@@ -180,6 +188,7 @@ export async function serveMcpOverStdio(options: McpOverStdioOptions): Promise<v
 
   async function forward(line: string): Promise<void> {
     const message = messageOf(line)
+    if (options.ready && !(typeof message?.method === 'string' && BEFORE_BOOT.test(message.method))) await options.ready
     const response = await app.inject({ method: 'POST', url: path, headers, payload: line, payloadAsStream: true })
     onForwarded?.(message, response.statusCode)
     if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) return readEvents(response.stream(), write)
@@ -236,22 +245,50 @@ function takeStdout(onBroken: () => void): { protocolOut: Writable; flush: () =>
   return { protocolOut, flush }
 }
 
+/** The reference page serves browsers, never an agent: `mcp` does not load it (its bundle is the slowest import of a start). */
+function withoutReferencePage(rest: Record<string, any>): Record<string, unknown> {
+  return rest.openapi && typeof rest.openapi === 'object' ? { openapi: { ...rest.openapi, reference: false } } : {}
+}
+
+/**
+ * The project's `onBoot` (its migrations), run while the handshake is already answered; a failure or
+ * its `maxWaitTime` passing ends the process with code 1, as `createServer` does.
+ */
+function bootInBackground(onBoot: unknown, context: unknown): Promise<void> | undefined {
+  const boot = onBoot as { fn?: (context: unknown) => unknown; maxWaitTime?: number } | undefined
+  if (typeof boot?.fn !== 'function') return undefined
+  const fn = boot.fn
+  const limit = boot.maxWaitTime ?? 10_000
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`onBoot did not finish within ${limit}ms`)), limit)))
+  return Promise.race([Promise.resolve().then(() => fn(context)), deadline]).then(
+    () => clearTimeout(timer),
+    (error: unknown) => {
+      console.error(`[createServer.onBoot] ${error instanceof Error ? error.message : String(error)}`)
+      process.exit(1)
+    },
+  )
+}
+
 export async function run(values: Values): Promise<void> {
   const stop = new AbortController()
   const { protocolOut, flush } = takeStdout(() => stop.abort())
-  const project = openProject(values)
+  // A kept bundle of the config when its sources have not changed: the start an agent waits for.
+  const project = openProject(values, { compiled: true })
   const { root } = project
   const config = await project.config()
   const auth = config.auth as { headerName?: string; cookieName?: string } | undefined
-  const { server, app, resolved } = await buildProjectServer(root, config, (rest) => ({ ...rest, mcp: { ...rest.mcp, enabled: true } }), { boot: true })
+  const { server, app, resolved } = await buildProjectServer(root, config, (rest) => ({ ...rest, mcp: { ...rest.mcp, enabled: true }, ...withoutReferencePage(rest) }))
   // The path the server mounted (`rest.mcp.path`, else `{baseUrl}/mcp`, as it resolved them), and its body limit.
   const path = resolved.config.rest.mcp!.path
   const onSignal = () => stop.abort()
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
-  const serving = serveMcpOverStdio({ app, path, token: process.env[TOKEN_VARIABLE], auth, input: process.stdin, output: protocolOut, maxLineBytes: resolved.config.rest.bodyLimit, signal: stop.signal })
+  const ready = bootInBackground(config.onBoot, server.context)
+  const serving = serveMcpOverStdio({ app, path, token: process.env[TOKEN_VARIABLE], auth, input: process.stdin, output: protocolOut, maxLineBytes: resolved.config.rest.bodyLimit, ready, signal: stop.signal })
   console.error(`MCP over stdio: ${path} of ${root}`)
   await serving
+  await ready
   await server.close()
   await flush()
 }

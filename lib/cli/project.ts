@@ -101,18 +101,41 @@ export async function importFromProject<T>(root: string, specifier: string): Pro
 let tsxRegistered = false
 
 /**
- * Loads the project's config module (`src/config.ts` unless `--config`) through the project's own
- * tsx, and answers its default export.
+ * Whether the config may be loaded from a kept bundle (lib/cli/config-cache.ts): only where the
+ * project's own fastify-actions is plain JavaScript (an installed package), so that the bundle's
+ * imports need no tsx; fastify-actions' own repository imports the library from source.
  */
-export async function loadConfig(root: string, configOption: string | undefined): Promise<Record<string, unknown>> {
+function mayCompile(root: string): boolean {
+  if (isThisPackage(readManifest(join(root, 'package.json')) ?? {})) return false
+  try {
+    return /\.(m|c)?js$/.test(resolveFromProject(root, 'fastify-actions'))
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Loads the project's config module (`src/config.ts` unless `--config`) and answers its default
+ * export: through the project's own tsx, or with `compiled`, from a bundle kept between starts
+ * (lib/cli/config-cache.ts) when the project allows it, tsx otherwise.
+ */
+export async function loadConfig(root: string, configOption: string | undefined, options: { compiled?: boolean } = {}): Promise<Record<string, unknown>> {
   const file = resolve(root, configOption ?? join('src', 'config.ts'))
   if (!existsSync(file)) throw new CliError(`config file not found: ${configOption ?? 'src/config.ts'}`)
-  if (!tsxRegistered) {
+  let url: string | undefined
+  if (options.compiled && mayCompile(root)) {
+    const { compiledConfig } = await import('./config-cache.js')
+    url = await compiledConfig(root, file, resolveFromProject(root, 'tsx/esm/api')).then(
+      (compiled) => compiled.url,
+      (error: unknown) => void console.error(`[config] compiling ${configOption ?? 'src/config.ts'} failed, loading it through tsx: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`),
+    )
+  }
+  if (!url && !tsxRegistered) {
     const tsx = await importFromProject<{ register: () => unknown }>(root, 'tsx/esm/api')
     tsx.register()
     tsxRegistered = true
   }
-  const module = (await import(pathToFileURL(file).href)) as { default?: unknown }
+  const module = (await import(url ?? pathToFileURL(file).href)) as { default?: unknown }
   const config = module.default
   if (!config || typeof config !== 'object' || !Array.isArray((config as { services?: unknown }).services)) {
     throw new CliError(`${configOption ?? 'src/config.ts'} must export the server config (with services) as its default export`)
@@ -131,11 +154,11 @@ export interface Project {
  * console lines sent to stderr (stdout is the command's output), and its config module, loaded
  * through the project's own tsx when the command first asks for it (diff reads its snapshot first).
  */
-export function openProject(values: Values): Project {
+export function openProject(values: Values, options: { compiled?: boolean } = {}): Project {
   const root = findProjectRoot()
   consoleToStderr()
   let config: Promise<Record<string, unknown>> | undefined
-  return { root, config: () => (config ??= loadConfig(root, values.config as string | undefined)) }
+  return { root, config: () => (config ??= loadConfig(root, values.config as string | undefined, options)) }
 }
 
 /** One action of the server's table, as the CLI reads it (lib/registry.ts's CompiledAction). */
@@ -164,7 +187,7 @@ type InjectApp = { inject: (options: Record<string, unknown>) => Promise<{ statu
 
 /** The project's own fastify-actions, where createServer and the config's services come from. */
 export interface ProjectLibrary {
-  createServer: (config: Record<string, unknown>) => Promise<{ rest?: { app: InjectApp }; close: () => Promise<void> }>
+  createServer: (config: Record<string, unknown>) => Promise<{ rest?: { app: InjectApp }; context: unknown; close: () => Promise<void> }>
   getActions: (app: never) => ResolvedProject | undefined
 }
 

@@ -183,6 +183,8 @@ export const messages = {
   idempotencyInFlight: 'A request with this Idempotency-Key is still in progress; retry later',
   idempotencyKeyReused: 'This Idempotency-Key was already used for another request',
   idempotencyUnavailable: 'Idempotency store unavailable, retry later',
+  notASchema: (name: string, field: string, reason: string) =>
+    `Action '${name}': ${field} must be a TypeBox schema, a Standard Schema validator or a JSON Schema object (${reason})`,
   idempotencyOnStream: (name: string) => `Action '${name}' is a streaming action and cannot declare idempotency`,
   idempotencyMode: (name: string, value: unknown) => `Action '${name}': idempotency must be 'required' or 'optional', got ${JSON.stringify(value)}`,
   secondUnnamedRegistration:

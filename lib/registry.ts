@@ -1,3 +1,4 @@
+import { schemaProblem } from './schema-check.js'
 import { isStreamingAction, isVisibleToRest, type Action, type HookRef, type Service } from './action.js'
 import { compileErrors, type CompiledErrors } from './declared-errors.js'
 import { compileDeprecation, type CompiledDeprecation } from './deprecation.js'
@@ -104,9 +105,29 @@ export function compileRegistry(services: readonly Service[], actionTimeout?: nu
   return registry
 }
 
+/** A schema field of an action: a TypeBox schema, a Standard Schema validator or a JSON Schema object (lib/schema-check.ts). */
+function checkSchema(name: string, field: string, schema: unknown): void {
+  if (schema === undefined) return
+  const problem = schemaProblem(schema)
+  if (problem) throw new ErrConfig(messages.notASchema(name, field, problem))
+}
+
+/** Each declared error's `data` that is an object (a declaration that is no object, or data that is none, gets the declarations' own messages). */
+function checkErrorSchemas(name: string, errors: unknown): void {
+  if (typeof errors !== 'object' || errors === null || Array.isArray(errors)) return
+  for (const [code, declared] of Object.entries(errors)) {
+    const data: unknown = (declared as { data?: unknown } | null)?.data
+    if (typeof data === 'object' && data !== null) checkSchema(name, `errors.${code}.data`, data)
+  }
+}
+
 function compileAction(serviceName: string, action: Action, actionTimeout: number | undefined): CompiledAction {
   const name = `${serviceName}.${action.name}`
   checkIdempotency(action, name)
+  checkSchema(name, 'validation', action.validation)
+  checkSchema(name, 'output', action.output)
+  checkErrorSchemas(name, action.errors)
+  const errors = compileErrors(name, action.errors)
   const stream = isStreamingAction(action)
   const output = outputJsonSchema(action)
   return {
@@ -114,7 +135,7 @@ function compileAction(serviceName: string, action: Action, actionTimeout: numbe
     action,
     name,
     validate: action.validation ? compileValidator(action.validation) : undefined,
-    errors: compileErrors(name, action.errors),
+    errors,
     timeout: action.timeout ?? actionTimeout,
     stream,
     deprecation: compileDeprecation(name, action.deprecated),

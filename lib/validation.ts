@@ -6,7 +6,7 @@ import { Compile, type XSchema } from 'typebox/schema'
 import type { StandardSchemaV1 } from './standard-schema.js'
 
 /** What an action's `validation` accepts: a TypeBox 1.x schema (or plain JSON Schema), or a Standard Schema v1 validator. */
-export type ValidationSchema = TSchema | StandardSchemaV1
+export type ValidationSchema = (TSchema & object) | StandardSchemaV1
 
 /** The handler's `data` type, derived from the schema. */
 export type InferInput<S> = S extends StandardSchemaV1

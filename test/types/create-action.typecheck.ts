@@ -46,3 +46,15 @@ const untyped = createAction({
 createAction({ name: 'bad', description: '', handler: () => 42 })
 
 export const services: Service[] = createServices([{ name: 's', description: '', actions: [typebox, zod, untyped] }])
+
+// Schemas are schemas (docs/actions-and-services.md): a string is no schema for `validation`,
+// `output` or a declared error's `data`; an object that is no schema (`{ a: 'number' }`) type-checks
+// (TypeBox's TSchema is any object) and is refused at boot with FA_ERR_CONFIG (test/schema-check.test.ts).
+// @ts-expect-error a string is not a schema
+createAction({ name: 'stringValidation', description: 'x', validation: 'string', handler: () => Ok({}) })
+// @ts-expect-error a string is not a schema
+createAction({ name: 'stringOutput', description: 'x', output: 'string', handler: () => Ok('x') })
+// @ts-expect-error a number is not a schema
+createAction({ name: 'numberOutput', description: 'x', output: 42, handler: () => Ok(42) })
+// @ts-expect-error a string is not a schema
+createAction({ name: 'stringData', description: 'x', errors: { GONE: { status: 410, data: 'object' } }, handler: () => Ok({}) })

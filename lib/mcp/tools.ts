@@ -90,6 +90,12 @@ function outputSchemaOf(entry: CompiledAction): { schema: Tool['outputSchema']; 
 }
 
 /**
+ * What a generator returns has no schema of its own: any JSON value, said with a validation keyword
+ * (MCP Inspector 2.x in strict mode warns about a property schema without one, such as `{}`).
+ */
+const ANY_JSON = Object.freeze({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'] })
+
+/**
  * A streaming tool's `outputSchema`: `{ events, final, truncated }`, each event of the action's
  * `output` schema when it has one.
  */
@@ -97,7 +103,7 @@ function streamOutputSchema(entry: CompiledAction): Tool['outputSchema'] {
   const event = entry.output
   return {
     type: 'object',
-    properties: { events: event ? { type: 'array', items: event } : { type: 'array' }, final: {}, truncated: { type: 'boolean' } },
+    properties: { events: event ? { type: 'array', items: event } : { type: 'array' }, final: ANY_JSON, truncated: { type: 'boolean' } },
     required: ['events'],
   }
 }

@@ -4,7 +4,9 @@ import { AUTH_DEFAULTS } from './auth-config.js'
 import { CORS_DEFAULTS } from './cors-config.js'
 import { RATE_LIMIT_DEFAULTS } from './rate-limit-config.js'
 import { REST_DEFAULTS } from './rest-config.js'
-import { STREAM_DEFAULTS } from './stream-config.js'
+import { resolveStreams, STREAM_DEFAULTS, STREAMS_KEYS, type ResolvedStreams, type StreamsConfig } from './stream-config.js'
+
+export type { ResolvedStreams, StreamsConfig } from './stream-config.js'
 import { UNDER_PRESSURE_DEFAULTS } from './under-pressure-config.js'
 import type { KeyTable } from '../lib/config-keys.js'
 import { ErrConfig } from '../lib/errors.js'
@@ -167,23 +169,6 @@ export interface CorsConfig {
   defaults?: CorsOptions
   addCors?: CorsRouteRule[]
 }
-
-/** `rest.streams`: streaming actions over Server-Sent Events (docs/streaming.md). */
-export interface StreamsConfig {
-  /** Milliseconds of silence after which a `: keep-alive` comment is sent (default 15000). */
-  keepAlive?: number
-  /** Longest life of one stream in ms (default 3600000); it then ends with an error event. */
-  maxDuration?: number
-  /** Open streams per client key at once (default 32); applied with `rest.rateLimiting`, whose key it uses. */
-  maxPerClient?: number
-  /**
-   * Milliseconds the final event (done, error, shutdown, `maxDuration`) may take to be written to the
-   * socket (default 5000); a reader that does not take it has its socket destroyed.
-   */
-  endTimeout?: number
-}
-
-export type ResolvedStreams = Readonly<Required<StreamsConfig>>
 
 /** `rest.mcp`: the Model Context Protocol endpoint, off unless `enabled`. */
 export interface McpConfig {
@@ -382,7 +367,7 @@ export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
     retryAfter: true,
     sampleInterval: true,
   } satisfies KeyTable<UnderPressureConfig>),
-  streams: Object.freeze({ keepAlive: true, maxDuration: true, maxPerClient: true, endTimeout: true } satisfies KeyTable<StreamsConfig>),
+  streams: STREAMS_KEYS,
   idempotency: IDEMPOTENCY_KEYS,
   fastify: true,
 })
@@ -586,17 +571,6 @@ function resolveUnderPressure(config: RestConfig['underPressure']): ResolvedUnde
     maxRssBytes: nonNegative('rest.underPressure.maxRssBytes', given.maxRssBytes, d.maxRssBytes),
     retryAfter: positiveInteger('rest.underPressure.retryAfter', given.retryAfter, d.retryAfter),
     sampleInterval: positiveInteger('rest.underPressure.sampleInterval', given.sampleInterval, d.sampleInterval),
-  })
-}
-
-function resolveStreams(config: StreamsConfig | undefined): ResolvedStreams {
-  if (config !== undefined && (typeof config !== 'object' || config === null)) throw configError('rest.streams', 'must be an object', config)
-  const d = DEFAULTS.streams
-  return Object.freeze({
-    keepAlive: positiveInteger('rest.streams.keepAlive', config?.keepAlive, d.keepAlive),
-    maxDuration: positiveInteger('rest.streams.maxDuration', config?.maxDuration, d.maxDuration),
-    maxPerClient: positiveInteger('rest.streams.maxPerClient', config?.maxPerClient, d.maxPerClient),
-    endTimeout: positiveInteger('rest.streams.endTimeout', config?.endTimeout, d.endTimeout),
   })
 }
 

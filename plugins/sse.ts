@@ -10,7 +10,7 @@ import { outsideRequestScope, type ServerContext } from '../lib/context.js'
 import type { CompiledAction } from '../lib/registry.js'
 import type { Result } from '../lib/result.js'
 import { END_EVENT_ID, eventIdOf, eventIdProblem, eventValueOf, isActionStream, stepsOf, type ActionStream, type StreamSteps } from '../lib/stream.js'
-import type { ResolvedStreams } from './config.js'
+import type { ResolvedStreams } from './stream-config.js'
 import { requestStoreOf } from './request-scope.js'
 import { failureAnswer, replyWith } from './wire.js'
 

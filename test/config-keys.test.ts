@@ -4,7 +4,7 @@
  */
 import Fastify from 'fastify'
 import t from 'tap'
-import { createAction, createServer, fastifyActions, Ok } from '../lib/index.js'
+import { createAction, createServer, fastifyActions, getActions, Ok } from '../lib/index.js'
 import { nearestKey } from '../lib/config-keys.js'
 
 const ping = createAction({ name: 'ping', description: '', handler: () => Ok({ pong: true }) })
@@ -53,6 +53,11 @@ t.test('a key far from every known one lists the known keys', async (t) => {
     code: 'FA_ERR_CONFIG',
     message: 'createServer: rest.streams.wholeLife is not an option (rest.streams takes keepAlive, maxDuration, maxPerClient, endTimeout)',
   })
+  // The keys and the resolver live with the SSE adapter (plugins/stream-config.ts); the check reads them there.
+  await t.rejects(createServer({ ...base, rest: { ...rest, streams: { keepAlive: 0 } } } as never), { code: 'FA_ERR_CONFIG', message: /rest\.streams\.keepAlive/ })
+  const streams = await createServer({ ...base, rest: { ...rest, streams: { keepAlive: 1000 } } } as never)
+  t.same(getActions(streams.rest!.app).config.rest?.streams, { keepAlive: 1000, maxDuration: 3_600_000, maxPerClient: 32, endTimeout: 5_000 }, 'the defaults fill the rest')
+  await streams.close()
   t.equal(nearestKey('zzzzzz', ['host', 'port']), undefined)
   t.equal(nearestKey('PORT', ['host', 'port']), 'port')
 })

@@ -38,6 +38,8 @@ export interface ExampleSettings {
   LOAD_SHEDDING?: string
   /** Heap use in MiB above which requests answer 503 (turns load shedding on). */
   MAX_HEAP_USED_MB?: string
+  /** `3.2`: the OpenAPI document in version 3.2, its streams' events as `itemSchema` (3.1 by default; docs/openapi.md). */
+  OPENAPI_VERSION?: string
   [name: string]: string | undefined
 }
 
@@ -125,6 +127,8 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
     actionTimeout,
     rest: {
       ...exampleSurfaces,
+      // An unknown version is refused at boot (FA_ERR_CONFIG names rest.openapi.version).
+      ...(settings.OPENAPI_VERSION ? { openapi: { ...exampleSurfaces.openapi, version: settings.OPENAPI_VERSION as '3.1' | '3.2' } } : {}),
       host,
       port,
       allowedOrigins: (settings.ALLOWED_ORIGINS ?? 'http://localhost:3000').split(',').map((origin) => origin.trim()).filter(Boolean),

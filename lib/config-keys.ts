@@ -19,7 +19,8 @@ export type KeyTable<T> = { readonly [K in keyof T]-?: true | KeyRules }
 export function checkKnownKeys(value: unknown, rules: KeyRules, path = ''): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return
   for (const key of Object.keys(value)) {
-    const rule = Object.hasOwn(rules, key) ? rules[key] : undefined
+    // `'x-*'` stands for every specification extension (`x-logo`), as OpenAPI allows them.
+    const rule = Object.hasOwn(rules, key) ? rules[key] : key.startsWith('x-') && Object.hasOwn(rules, 'x-*') ? rules['x-*'] : undefined
     if (rule === undefined) throw unknownKey(path, key, Object.keys(rules))
     if (rule !== true) checkKnownKeys((value as Record<string, unknown>)[key], rule, `${path}${key}.`)
   }

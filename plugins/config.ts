@@ -208,7 +208,36 @@ export interface ResolvedCompression {
   readonly encodings: ReadonlyArray<'br' | 'gzip' | 'deflate'>
 }
 
-/** `rest.openapi`: the OpenAPI 3.1 document, the reference page and the per-action routes (docs/openapi.md). */
+/** The document's `info` (OpenAPI's Info Object): `title` and `version` default; `x-…` extensions are taken as they are. */
+export interface OpenApiInfoConfig {
+  title?: string
+  version?: string
+  description?: string
+  summary?: string
+  termsOfService?: string
+  /** Who answers for the API: `info.contact`. */
+  contact?: OpenApiContact
+  /** Its license: `name` and either an SPDX `identifier` or a `url`. */
+  license?: OpenApiLicense
+  [extension: `x-${string}`]: unknown
+}
+
+export interface OpenApiContact {
+  name?: string
+  url?: string
+  email?: string
+  [extension: `x-${string}`]: unknown
+}
+
+export interface OpenApiLicense {
+  name: string
+  /** An SPDX expression (`MIT`, `Apache-2.0`); not with `url`. */
+  identifier?: string
+  url?: string
+  [extension: `x-${string}`]: unknown
+}
+
+/** `rest.openapi`: the OpenAPI 3.1 (or 3.2) document, the reference page and the per-action routes (docs/openapi.md). */
 export interface OpenApiConfig {
   /** Serve `GET {baseUrl}/openapi.json` (default false). Needs `rest.discovery.enabled`. */
   enabled?: boolean
@@ -216,9 +245,11 @@ export interface OpenApiConfig {
   path?: string
   /** The reference page: true (default) at `{baseUrl}/reference`, `{ path }` elsewhere, false for none. Needs `@scalar/fastify-api-reference`. */
   reference?: boolean | { path?: string }
-  /** The document's `info` (default title: `serverName`, version `1.0.0`). */
-  info?: { title?: string; version?: string; description?: string; [key: string]: unknown }
-  /** The document's `servers` (default: none, so clients call the origin that served it). */
+  /** The document's `info` (default title: `serverName`, version `1.0.0`; `contact` and `license` when given). */
+  info?: OpenApiInfoConfig
+  /** The OpenAPI version of the document: `'3.1'` (default) or `'3.2'` (streams' events as `itemSchema`). */
+  version?: '3.1' | '3.2'
+  /** The document's `servers` (default: `[{ url: '/' }]`, the origin that serves the document: the paths carry the base URL). */
   servers?: Array<{ url: string; description?: string; [key: string]: unknown }>
   /** Serve the document and the page without the discovery secret (default false). */
   public?: boolean
@@ -232,8 +263,11 @@ export interface ResolvedOpenApi {
   readonly path: string
   /** Undefined when the page is off. */
   readonly referencePath?: string
-  readonly info: { readonly title: string; readonly version: string; readonly [key: string]: unknown }
-  readonly servers?: ReadonlyArray<{ url: string; description?: string }>
+  readonly info: Readonly<OpenApiInfoConfig> & { readonly title: string; readonly version: string }
+  /** The OpenAPI version the document is written in. */
+  readonly version: '3.1' | '3.2'
+  /** Never empty: the configured servers, else the origin that serves the document. */
+  readonly servers: ReadonlyArray<{ url: string; description?: string }>
   readonly public: boolean
   readonly extra: Readonly<Record<string, unknown>>
 }
@@ -348,7 +382,17 @@ export const REST_KEYS: KeyTable<RestConfig> = Object.freeze({
     enabled: true,
     path: true,
     reference: Object.freeze({ path: true }),
-    info: true,
+    info: Object.freeze({
+      title: true,
+      version: true,
+      description: true,
+      summary: true,
+      termsOfService: true,
+      contact: Object.freeze({ name: true, url: true, email: true, 'x-*': true } satisfies KeyTable<OpenApiContact>),
+      license: Object.freeze({ name: true, identifier: true, url: true, 'x-*': true } satisfies KeyTable<OpenApiLicense>),
+      'x-*': true,
+    } satisfies KeyTable<OpenApiInfoConfig>),
+    version: true,
     servers: true,
     public: true,
     actionRoutes: true,
@@ -593,6 +637,25 @@ function optionalPath(field: string, value: unknown, fallback: string): string {
   return path.startsWith('/') ? path : `/${path}`
 }
 
+/** `rest.openapi.info` with its defaults, `contact` and `license` checked as OpenAPI defines them. */
+function resolveInfo(info: OpenApiInfoConfig | undefined = {}, serverName: string): ResolvedOpenApi['info'] {
+  if (typeof info !== 'object' || info === null) throw configError('rest.openapi.info', 'must be an object', info)
+  const { contact, license } = info
+  if (contact !== undefined) {
+    if (typeof contact !== 'object' || contact === null) throw configError('rest.openapi.info.contact', 'must be an object of { name, url, email }', contact)
+    for (const field of ['name', 'url', 'email'] as const) {
+      if (contact[field] !== undefined && typeof contact[field] !== 'string') throw configError(`rest.openapi.info.contact.${field}`, 'must be a string', contact[field])
+    }
+  }
+  if (license !== undefined) {
+    if (typeof license !== 'object' || license === null || typeof license.name !== 'string' || license.name === '') {
+      throw configError('rest.openapi.info.license', 'must be an object with a name (and an SPDX identifier or a url)', license)
+    }
+    if (license.identifier !== undefined && license.url !== undefined) throw configError('rest.openapi.info.license', 'takes an identifier or a url, not both (OpenAPI)')
+  }
+  return Object.freeze({ ...info, title: info.title ?? serverName, version: info.version ?? DEFAULTS.rest.openapiVersion })
+}
+
 function resolveOpenApi(config: OpenApiConfig | undefined, baseUrl: string, serverName: string): ResolvedOpenApi | undefined {
   if (config !== undefined && (typeof config !== 'object' || config === null)) throw configError('rest.openapi', 'must be an object', config)
   if (!optionalBoolean('rest.openapi.enabled', config?.enabled, DEFAULTS.rest.openapiEnabled) || !config) return undefined
@@ -600,16 +663,17 @@ function resolveOpenApi(config: OpenApiConfig | undefined, baseUrl: string, serv
   const reference = config.reference ?? DEFAULTS.rest.openapiReference
   if (typeof reference !== 'boolean' && (typeof reference !== 'object' || reference === null)) throw configError('rest.openapi.reference', 'must be a boolean or { path }', reference)
   const referencePath = reference === false ? undefined : optionalPath('rest.openapi.reference.path', reference === true ? undefined : reference.path, `${baseUrl}${DEFAULTS.rest.openapiReferencePath}`)
-  if (config.servers !== undefined && (!Array.isArray(config.servers) || !config.servers.every((server) => typeof server?.url === 'string'))) {
-    throw configError('rest.openapi.servers', 'must be an array of { url }', config.servers)
+  if (config.servers !== undefined && (!Array.isArray(config.servers) || config.servers.length === 0 || !config.servers.every((server) => typeof server?.url === 'string'))) {
+    throw configError('rest.openapi.servers', 'must be a non-empty array of { url }', config.servers)
   }
-  const info = config.info ?? {}
-  if (typeof info !== 'object' || info === null) throw configError('rest.openapi.info', 'must be an object', info)
+  const version = config.version ?? DEFAULTS.rest.openapiSpecVersion
+  if (version !== '3.1' && version !== '3.2') throw configError('rest.openapi.version', "must be '3.1' or '3.2'", version)
   return Object.freeze({
     path: optionalPath('rest.openapi.path', config.path, `${baseUrl}${DEFAULTS.rest.openapiPath}`),
     referencePath,
-    info: Object.freeze({ ...info, title: info.title ?? serverName, version: info.version ?? DEFAULTS.rest.openapiVersion }),
-    servers: config.servers && Object.freeze(config.servers.map((server) => Object.freeze({ ...server }))),
+    info: resolveInfo(config.info, serverName),
+    version,
+    servers: Object.freeze((config.servers ?? [{ url: DEFAULTS.rest.openapiServerUrl, description: 'The server that serves this document' }]).map((server) => Object.freeze({ ...server }))),
     public: optionalBoolean('rest.openapi.public', config.public, DEFAULTS.rest.openapiPublic),
     extra: Object.freeze({ ...(config.extra ?? {}) }),
   })

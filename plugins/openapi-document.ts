@@ -26,7 +26,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'No such route',
   406: 'A streaming action called with an `Accept` header that excludes `text/event-stream`',
   413: 'Request body too large',
-  415: 'Unsupported media type',
+  415: 'Unsupported media type, or a Content-Encoding other than gzip, deflate or br',
   429: 'Rate limit exceeded',
   500: 'Internal server error',
   504: 'The action timed out',
@@ -120,23 +120,52 @@ function schemeNames(auth: DocumentOptions['auth']): string[] {
   return auth.method === 'cookie' ? ['cookieAuth'] : auth.method === 'header' ? ['bearerAuth'] : ['bearerAuth', 'cookieAuth']
 }
 
+/** The JSON schema of each event's `data`, by event name: `message` the action's `output`, `done` and `error` the envelopes. */
+function eventSchemas(entry: CompiledAction): Record<'message' | 'done' | 'error', Schema> {
+  // A declared error (`Fail`) after the start is an error event with its own envelope, as its JSON answer is.
+  const declared = declaredOf(entry)
+  const done = { type: 'object', properties: { status: { type: 'boolean', const: true }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } }, required: ['status', 'message', 'data'] }
+  return {
+    message: embeddable(entry.output) ?? {},
+    done,
+    error: declared ? { anyOf: [ref('ErrorEnvelope'), ...declared.map(declaredEnvelope)] } : ref('ErrorEnvelope'),
+  }
+}
+
+const STREAM_TEXT =
+  'Server-Sent Events. Each yielded value is `id: <n>`, `event: message`, `data: <JSON>`; the stream ends with `event: done` (the success envelope of the final value) or `event: error` (the error envelope), both with `id: end`; `: keep-alive` comments while idle.'
+
 /**
  * A streaming action's answer: Server-Sent Events. OpenAPI 3.1 has no schema for the items of a
- * stream (3.2's `itemSchema`), so the media type carries `x-events`: the schema of each event's
- * `data` by event name (`message`: the action's `output`, `done`, `error`: the envelopes).
+ * stream, so the media type carries `x-events`: the schema of each event's `data` by event name.
  */
-function streamResponse(entry: CompiledAction): Schema {
-  const event = embeddable(entry.output) ?? {}
-  // A declared error (\`Fail\`) after the start is an error event with its own envelope, as its JSON answer is.
-  const declared = declaredOf(entry)
-  const error = declared ? { anyOf: [ref('ErrorEnvelope'), ...declared.map(declaredEnvelope)] } : ref('ErrorEnvelope')
+function streamResponse(entry: CompiledAction, version: '3.1' | '3.2'): Schema {
+  const events = eventSchemas(entry)
+  if (version === '3.2') return { itemSchema: eventItemSchema(events) }
+  return { schema: { type: 'string', description: STREAM_TEXT }, 'x-events': events }
+}
+
+/**
+ * OpenAPI 3.2's `itemSchema` for `text/event-stream` (its "Special Considerations for Server-Sent
+ * Events"): each item is one parsed event, `{ event, data, id, retry }`, its fields strings as the
+ * WHATWG parser gives them (`retry` an integer); `data` is JSON, described by `contentMediaType` and
+ * `contentSchema`, one branch per event name.
+ */
+function eventItemSchema(events: Record<string, Schema>): Schema {
   return {
-    schema: {
-      type: 'string',
-      description:
-        'Server-Sent Events. Each yielded value is `id: <n>`, `event: message`, `data: <JSON>`; the stream ends with `event: done` (the success envelope of the final value) or `event: error` (the error envelope); `: keep-alive` comments while idle.',
+    type: 'object',
+    description: STREAM_TEXT,
+    required: ['event', 'data'],
+    properties: {
+      event: { type: 'string', enum: Object.keys(events) },
+      data: { type: 'string' },
+      id: { type: 'string' },
+      retry: { type: 'integer', minimum: 0 },
     },
-    'x-events': { message: event, done: { type: 'object', properties: { status: { type: 'boolean', const: true }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } }, required: ['status', 'message', 'data'] }, error },
+    oneOf: Object.entries(events).map(([event, schema]) => ({
+      required: ['event'],
+      properties: { event: { const: event }, data: { contentMediaType: 'application/json', contentSchema: schema } },
+    })),
   }
 }
 
@@ -147,15 +176,17 @@ function declaredOf(entry: CompiledAction): ErrorDescription[] | undefined {
 
 function operationOf(service: Service, entry: CompiledAction, options: DocumentOptions, operationId: string): Schema {
   const { action } = entry
-  const security = action.isProtected ? schemeNames(options.auth).map((name) => ({ [name]: [] })) : undefined
+  // On every operation (linters ask for it): the schemes of a protected action, none (`[]`) for a public one.
+  const security = action.isProtected ? schemeNames(options.auth).map((name) => ({ [name]: [] })) : []
   const content: Record<string, unknown> = action.isSpecial
     ? { 'multipart/form-data': { schema: uploadForm } }
     : { 'application/json': { schema: jsonBody(entry) } }
   const streaming = entry.stream
-  const answer = streaming ? { 'text/event-stream': streamResponse(entry) } : { 'application/json': { schema: successSchema(entry) } }
+  const answer = streaming ? { 'text/event-stream': streamResponse(entry, options.openapi.version) } : { 'application/json': { schema: successSchema(entry) } }
   return {
     operationId,
-    summary: action.description,
+    summary: action.description || `${service.name}.${action.name}`,
+    description: operationDescription(service, entry, options.baseUrl),
     tags: [service.name],
     requestBody: { required: true, content },
     responses: withDeclaredErrors(
@@ -165,9 +196,25 @@ function operationOf(service: Service, entry: CompiledAction, options: DocumentO
       },
       entry,
     ),
-    ...(security ? { security } : {}),
-    ...(entry.deprecation ? { deprecated: true, description: entry.deprecation.notice } : {}),
+    security,
+    ...(entry.deprecation ? { deprecated: true } : {}),
   }
+}
+
+/** An operation's description: the action's own, then how its route is called (linters and generators ask for one). */
+function operationDescription(service: Service, entry: CompiledAction, baseUrl: string): string {
+  const { action } = entry
+  const body = action.isSpecial
+    ? 'Takes the upload as `multipart/form-data` (its fields and files).'
+    : 'Takes the payload as its JSON body.'
+  const answer = entry.stream
+    ? 'Answers Server-Sent Events (a request whose `Accept` excludes `text/event-stream` gets a 406).'
+    : 'Answers the envelope `{ status, message, data }`.'
+  const auth = action.isProtected ? ' Needs an authenticated caller.' : ''
+  const same = `The same as \`{ intent: 'execute', service: '${service.name}', action: '${action.name}' }\` on \`POST ${baseUrl}/services\`.`
+  const own = action.description ? `${action.description}\n\n` : ''
+  const notice = entry.deprecation ? `${entry.deprecation.notice}\n\n` : ''
+  return `${notice}${own}${body} ${answer}${auth} ${same}`
 }
 
 /**
@@ -216,102 +263,123 @@ function operationIds(): (service: string, action: string) => string {
   }
 }
 
-/** The intent endpoint itself, `POST {baseUrl}/services`. */
+/**
+ * The intent endpoint itself, `POST {baseUrl}/services`, with JSON as its one body: a request body
+ * with two media types leaves generators (orval) sending no Content-Type at all. Its multipart form
+ * (uploads) is documented on each upload action's own route, which takes the same form.
+ */
 function intentEndpoint(options: DocumentOptions): Schema {
-  const { auth } = options
+  const { auth, baseUrl } = options
   return {
     post: {
       operationId: 'services',
       summary: 'The intent endpoint: execute an action, explore the services, or export their schemas',
+      description:
+        `Every action is reachable here with a JSON body \`{ intent, service, action, payload }\`: \`execute\` runs the action (the payload is its input), \`explore\` and \`schema\` list the services, their actions and their schemas when discovery is on. ` +
+        `An upload action also takes its form here as \`multipart/form-data\` with \`intent\`, \`service\` and \`action\` fields; its own route (\`POST ${baseUrl}/services/{service}/{action}\`) documents that form.`,
       tags: ['services'],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': { schema: ref('ExternalRequest') },
-          'multipart/form-data': { schema: { type: 'object', required: ['intent', 'service', 'action'], properties: { intent: { type: 'string' }, service: { type: 'string' }, action: { type: 'string' } }, additionalProperties: true } },
-        },
-      },
+      requestBody: { required: true, content: { 'application/json': { schema: ref('ExternalRequest') } } },
       responses: { '200': { description: 'The answer', content: { 'application/json': { schema: ref('Envelope') } } }, ...errorResponses(Boolean(auth), options.rateLimited) },
-      ...(auth ? { security: [{}, ...schemeNames(auth).map((name) => ({ [name]: [] }))] } : {}),
+      // Anonymous (`{}`) or with a token: public actions need none, protected ones one.
+      security: auth ? [{}, ...schemeNames(auth).map((name) => ({ [name]: [] }))] : [],
     },
   }
 }
 
+/** The envelopes and the intent endpoint's body, the schemas operations refer to. */
+function componentSchemas(): Record<string, Schema> {
+  const data = { type: 'object', additionalProperties: true }
+  return {
+    Envelope: { type: 'object', properties: { status: { type: 'boolean' }, message: { type: 'string' }, data }, required: ['status', 'message', 'data'] },
+    ErrorEnvelope: { type: 'object', properties: { status: { type: 'boolean', const: false }, message: { type: 'string' }, data }, required: ['status', 'message', 'data'] },
+    ExternalRequest: {
+      type: 'object',
+      properties: {
+        intent: { type: 'string', enum: ['explore', 'execute', 'schema'] },
+        service: { type: 'string' },
+        action: { type: 'string' },
+        payload: { type: 'object', additionalProperties: true },
+      },
+      required: ['intent', 'service', 'action', 'payload'],
+    },
+  }
+}
+
+/** The security schemes a token may come through, by `auth.method`; undefined without auth. */
+function securitySchemesOf(auth: DocumentOptions['auth']): Record<string, Schema> | undefined {
+  if (!auth) return undefined
+  const header =
+    auth.headerName === 'authorization'
+      ? { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }
+      : { type: 'apiKey', in: 'header', name: auth.headerName, description: 'Bearer <JWT>' }
+  return {
+    ...(auth.method !== 'cookie' ? { bearerAuth: header } : {}),
+    ...(auth.method !== 'header' ? { cookieAuth: { type: 'apiKey', in: 'cookie', name: auth.cookieName, description: 'The JWT in a cookie' } } : {}),
+  }
+}
+
 /**
- * The OpenAPI 3.1 document of the visible actions, built once at boot: one operation per action on
- * its own route, the intent endpoint itself, the envelopes, and the security of protected actions.
- * Hidden actions (`visibility.rest === false`) never appear: it shows no more than the `schema` intent.
+ * The components the paths refer to, directly or through another component: a linter flags an
+ * unused one (`Error429` without rate limiting), and a generator makes a type of it for nothing.
  */
-export function buildOpenApiDocument(options: DocumentOptions): Record<string, unknown> {
-  const { engine, openapi, baseUrl, auth } = options
-  const services = engine.getServices().value
+function usedComponents(paths: Record<string, unknown>, components: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  const used = new Set<string>()
+  const visit = (value: unknown) => {
+    for (const [, kind, name] of JSON.stringify(value).matchAll(/"#\/components\/(\w+)\/([^"]+)"/g)) {
+      const key = `${kind}/${name}`
+      if (used.has(key)) continue
+      used.add(key)
+      visit(components[kind!]?.[name!])
+    }
+  }
+  visit(paths)
+  return Object.fromEntries(
+    Object.entries(components).map(([kind, entries]) => [kind, Object.fromEntries(Object.entries(entries).filter(([name]) => used.has(`${kind}/${name}`)))]),
+  )
+}
+
+/** The operations of the visible actions, by path, after the intent endpoint; the tags of their services. */
+function actionPaths(options: DocumentOptions): { paths: Record<string, unknown>; tags: Array<{ name: string; description: string }> } {
+  const { engine, baseUrl } = options
   const idOf = operationIds()
   const paths: Record<string, unknown> = { [`${baseUrl}/services`]: intentEndpoint(options) }
   const tags = [{ name: 'services', description: 'The one endpoint every action is reachable through' }]
-  // The 406 (no `Accept: text/event-stream`) is listed only when a visible action streams.
-  const table = engine.table
-  const anyStreaming = table.entries.some((entry) => entry.visible && entry.stream)
-  for (const service of services) {
-    const visible = table.entries.filter((entry) => entry.visible && entry.serviceName === service.name)
+  for (const service of engine.getServices().value) {
+    const visible = engine.table.entries.filter((entry) => entry.visible && entry.serviceName === service.name)
     if (visible.length === 0) continue
     tags.push({ name: service.name, description: service.description })
     for (const entry of visible) {
       paths[`${baseUrl}/${entry.route}`] = { post: withIdempotency(operationOf(service, entry, options, idOf(service.name, entry.action.name)), entry.action) }
     }
   }
-  const envelope = {
-    type: 'object',
-    properties: { status: { type: 'boolean' }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } },
-    required: ['status', 'message', 'data'],
-  }
-  const errorEnvelope = {
-    type: 'object',
-    properties: { status: { type: 'boolean', const: false }, message: { type: 'string' }, data: { type: 'object', additionalProperties: true } },
-    required: ['status', 'message', 'data'],
-  }
+  return { paths, tags }
+}
+
+/**
+ * The OpenAPI 3.1 (or, with `rest.openapi.version: '3.2'`, 3.2) document of the visible actions, built
+ * once at boot: one operation per action on its own route, the intent endpoint itself, the envelopes,
+ * the security of every operation, and only the components something refers to. Hidden actions
+ * (`visibility.rest === false`) never appear: it shows no more than the `schema` intent.
+ */
+export function buildOpenApiDocument(options: DocumentOptions): Record<string, unknown> {
+  const { openapi, auth } = options
+  const { paths, tags } = actionPaths(options)
   const responses = Object.fromEntries(
-    ERROR_STATUSES.filter((status) => statuses.has(status) && (status !== 406 || anyStreaming)).map((status) => [
+    ERROR_STATUSES.filter((status) => statuses.has(status)).map((status) => [
       `Error${status}`,
       { description: ERROR_TEXT[status], content: { 'application/json': { schema: ref('ErrorEnvelope') } } },
     ]),
   )
-  const securitySchemes = auth
-    ? {
-        ...(auth.method !== 'cookie'
-          ? {
-              bearerAuth:
-                auth.headerName === 'authorization'
-                  ? { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }
-                  : { type: 'apiKey', in: 'header', name: auth.headerName, description: 'Bearer <JWT>' },
-            }
-          : {}),
-        ...(auth.method !== 'header' ? { cookieAuth: { type: 'apiKey', in: 'cookie', name: auth.cookieName, description: 'The JWT in a cookie' } } : {}),
-      }
-    : undefined
+  const { schemas, responses: used } = usedComponents(paths, { schemas: componentSchemas(), responses })
+  const securitySchemes = securitySchemesOf(auth)
   return {
     ...openapi.extra,
-    openapi: '3.1.0',
+    openapi: openapi.version === '3.2' ? '3.2.0' : '3.1.0',
     info: { ...openapi.info },
-    ...(openapi.servers ? { servers: openapi.servers.map((server) => ({ ...server })) } : {}),
+    // The paths carry the base URL: the server is the origin that serves the document, unless `rest.openapi.servers` says otherwise.
+    servers: openapi.servers.map((server) => ({ ...server })),
     tags,
     paths,
-    components: {
-      schemas: {
-        Envelope: envelope,
-        ErrorEnvelope: errorEnvelope,
-        ExternalRequest: {
-          type: 'object',
-          properties: {
-            intent: { type: 'string', enum: ['explore', 'execute', 'schema'] },
-            service: { type: 'string' },
-            action: { type: 'string' },
-            payload: { type: 'object', additionalProperties: true },
-          },
-          required: ['intent', 'service', 'action', 'payload'],
-        },
-      },
-      responses,
-      ...(securitySchemes ? { securitySchemes } : {}),
-    },
+    components: { schemas, responses: used, ...(securitySchemes ? { securitySchemes } : {}) },
   }
 }

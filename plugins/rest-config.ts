@@ -29,6 +29,10 @@ export const REST_DEFAULTS = Object.freeze({
   openapiPublic: false,
   /** The document's `info.version` when `rest.openapi.info.version` is not given. */
   openapiVersion: '1.0.0',
+  /** `rest.openapi.version`: the OpenAPI version the document is written in (`'3.2'` adds `itemSchema` for streams). */
+  openapiSpecVersion: '3.1' as '3.1' | '3.2',
+  /** `rest.openapi.servers` when not given: one server at this URL, the origin that serves the document (every path carries the base URL). */
+  openapiServerUrl: '/',
   /** Per-action routes: on whenever the document is served; `rest.openapi.actionRoutes: true` turns them on without it. */
   actionRoutes: false,
   /** Deepest nesting of arrays and objects a JSON body may have (docs/security.md). */

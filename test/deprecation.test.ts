@@ -119,7 +119,7 @@ t.test('OpenAPI: the operation is deprecated, with the notice; explore and schem
   const document = (await server.app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
   const operation = document.paths['/api/services/tasks/create'].post
   t.equal(operation.deprecated, true)
-  t.equal(operation.description, deprecationNotice(deprecated))
+  t.ok(operation.description.startsWith(`${deprecationNotice(deprecated)}\n\nCreates a task\n\n`), 'the description opens with the notice, then the action\'s own')
   t.notOk('deprecated' in document.paths['/api/services/tasks/createV2'].post)
 
   const detail = await post(server.app, { intent: 'explore', service: 'tasks', action: 'create', payload: {} })

@@ -64,7 +64,7 @@ t.test('the reference page is built once per server, then the same bytes with a 
   }
   const app = Fastify()
   t.teardown(() => app.close())
-  const options = { document, openapi: { path: '/openapi.json', info: document.info, public: false, extra: {} }, discovery: { enabled: true } }
+  const options = { document, openapi: { path: '/openapi.json', info: document.info, version: '3.1' as const, servers: [{ url: '/' }], public: false, extra: {} }, discovery: { enabled: true } }
   await app.register(openApiPlugin, options)
   await app.register(referencePlugin, { ...options, path: '/reference' })
   await app.ready()

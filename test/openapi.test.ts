@@ -44,7 +44,8 @@ t.test('the document of a fixture with every feature', async (t) => {
   t.same(get.requestBody.content['application/json'].schema, { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } })
   t.same(get.responses['200'].content['application/json'].schema.properties.data, { type: 'object', required: ['id', 'name'], properties: { id: { type: 'integer' }, name: { type: 'string' } } })
   t.same(Object.keys(get.responses), ['200', '400', '403', '404', '413', '415', '500', '504'])
-  t.equal(get.security, undefined)
+  t.same(get.security, [], 'a public action says it needs no security (linters ask every operation to say)')
+  t.equal(get.description, "One person by id (TypeBox input and output)\n\nTakes the payload as its JSON body. Answers the envelope `{ status, message, data }`. The same as `{ intent: 'execute', service: 'people', action: 'get' }` on `POST /api/services`.")
 
   t.same(op('/api/services/people/count').responses['200'].content['application/json'].schema.properties.data, { type: 'object', properties: { result: { type: 'integer' } }, required: ['result'] }, 'a non-object output is data.result')
   const find = op('/api/services/people/find')
@@ -57,8 +58,41 @@ t.test('the document of a fixture with every feature', async (t) => {
   t.ok(me.responses['401'], 'a protected action lists 401')
   t.same(document.components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } })
   t.ok(op('/api/services/people/avatar').requestBody.content['multipart/form-data'], 'an upload action takes multipart')
-  t.same(Object.keys(document.components.responses), ['Error400', 'Error401', 'Error403', 'Error404', 'Error413', 'Error415', 'Error429', 'Error500', 'Error504'])
-  t.same(op('/api/services').requestBody.content['application/json'].schema, { $ref: '#/components/schemas/ExternalRequest' })
+  t.match(me.description, /Needs an authenticated caller\./)
+  t.same(Object.keys(document.components.responses), ['Error400', 'Error401', 'Error403', 'Error404', 'Error413', 'Error415', 'Error500', 'Error504'], 'no Error429 without rate limiting: only components something refers to')
+  t.same(Object.keys(document.components.schemas), ['Envelope', 'ErrorEnvelope', 'ExternalRequest'])
+  const endpoint = op('/api/services')
+  t.same(endpoint.requestBody.content, { 'application/json': { schema: { $ref: '#/components/schemas/ExternalRequest' } } }, 'JSON is the endpoint\'s one body, so generators send its Content-Type')
+  t.match(endpoint.description, /`multipart\/form-data`/, 'the form is named in words, and documented on the upload action\'s own route')
+  t.same(endpoint.security, [{}, { bearerAuth: [] }], 'anonymous or with a token')
+  for (const [path, item] of Object.entries(document.paths) as Array<[string, { post: { description?: string; security?: unknown } }]>) {
+    t.ok(item.post.description, `${path} has a description`)
+    t.ok(Array.isArray(item.post.security), `${path} says its security`)
+  }
+})
+
+t.test('servers, contact and license', async (t) => {
+  t.test('by default the server is the origin that serves the document: the paths carry the base URL', async (t) => {
+    const server = await buildServer({ services: everythingServices, rest: { openapi: { enabled: true } } })
+    t.teardown(() => server.close())
+    const document = (await server.app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+    await validate(t, document)
+    t.same(document.servers, [{ url: DEFAULTS.rest.openapiServerUrl, description: 'The server that serves this document' }])
+    t.equal(document.info.contact, undefined, 'no contact unless given')
+    t.equal(document.info.license, undefined, 'no license unless given')
+    t.same(document.paths['/api/services'].post.security, [], 'no auth: every operation is public')
+    t.equal(document.components.securitySchemes, undefined)
+  })
+  t.test('given ones are the document\'s', async (t) => {
+    const contact = { name: 'API team', url: 'https://example.com/support', email: 'api@example.com' }
+    const license = { name: 'Apache 2.0', identifier: 'Apache-2.0' }
+    const server = await buildServer({ services: everythingServices, rest: { openapi: { enabled: true, servers: [{ url: 'https://api.example.com' }], info: { title: 'T', contact, license, 'x-logo': { url: 'https://example.com/logo.png' } } } } })
+    t.teardown(() => server.close())
+    const document = (await server.app.inject({ method: 'GET', url: '/api/openapi.json' })).json()
+    await validate(t, document)
+    t.same(document.servers, [{ url: 'https://api.example.com' }])
+    t.same(document.info, { title: 'T', version: DEFAULTS.rest.openapiVersion, contact, license, 'x-logo': { url: 'https://example.com/logo.png' } })
+  })
 })
 
 t.test('cookie auth and rate limits show in the document', async (t) => {
@@ -69,6 +103,8 @@ t.test('cookie auth and rate limits show in the document', async (t) => {
   t.same(document.components.securitySchemes, { cookieAuth: { type: 'apiKey', in: 'cookie', name: 'sid', description: 'The JWT in a cookie' } })
   t.same(document.paths['/api/services/people/me'].post.security, [{ cookieAuth: [] }])
   t.ok(document.paths['/api/services/people/get'].post.responses['429'])
+  t.ok(document.components.responses.Error429, 'rate limited: the 429 is referred to, so it is a component')
+  t.same(document.paths['/api/services'].post.security, [{}, { cookieAuth: [] }])
 })
 
 t.test('the example app: a valid document with every visible action', async (t) => {
@@ -156,6 +192,14 @@ t.test('configuration errors name the field', async (t) => {
     [{ enabled: 'yes' }, 'rest.openapi.enabled'],
     [{ enabled: true, actionRoutes: false }, 'rest.openapi.actionRoutes'],
     [{ enabled: true, servers: [{}] }, 'rest.openapi.servers'],
+    [{ enabled: true, servers: [] }, 'rest.openapi.servers must be a non-empty array'],
+    [{ enabled: true, version: '3.0' }, "rest.openapi.version must be '3.1' or '3.2', got '3.0'"],
+    [{ enabled: true, info: { license: { url: 'https://x' } } }, 'rest.openapi.info.license must be an object with a name'],
+    [{ enabled: true, info: { license: { name: 'MIT', identifier: 'MIT', url: 'https://x' } } }, 'rest.openapi.info.license takes an identifier or a url, not both'],
+    [{ enabled: true, info: { contact: 'me' } }, 'rest.openapi.info.contact must be an object'],
+    [{ enabled: true, info: { contact: { email: 42 } } }, 'rest.openapi.info.contact.email must be a string, got 42'],
+    [{ enabled: true, info: { licence: { name: 'MIT' } } }, 'rest.openapi.info.licence is not an option; did you mean rest.openapi.info.license?'],
+    [{ enabled: true, info: { contact: { mail: 'a@b.c' } } }, 'rest.openapi.info.contact.mail is not an option'],
     [{ enabled: true, path: 42 }, 'rest.openapi.path'],
     [{ enabled: true, public: 1 }, 'rest.openapi.public'],
   ] as const) {

@@ -5,52 +5,20 @@
  * as over HTTP (issue 39 item 6), and the client going away (closed stdin, EPIPE) ends the process
  * with exit 0 and no stack trace (item 7).
  */
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js'
+import { mcpProject as fixture } from './helpers/mcp-project.js'
 
 const repoRoot = resolve(import.meta.dirname, '..')
 const bin = join(repoRoot, 'lib/cli/bin.ts')
 /** The CLI starts through tsx from source here: generous, never a measure of speed. */
 const slow = { timeout: 120_000 }
-
-function fixture(t: Test, extra = ''): string {
-  const dir = t.testdir({
-    'package.json': JSON.stringify({ name: 'fixture', type: 'module', dependencies: { 'fastify-actions': '*' } }),
-    src: {
-      'config.ts': `import { createAction, createService, Ok } from 'fastify-actions'
-const count = createAction({
-  name: 'count',
-  description: 'Yields { n } from 1 to 13, returns how many',
-  handler: async function* () {
-    for (let n = 1; n <= 13; n++) {
-      yield { n }
-      await new Promise((resolve) => setTimeout(resolve, 2))
-    }
-    return { counted: 13 }
-  },
-})
-const list = createAction({ name: 'list', description: 'Lists', handler: () => Ok({ items: [] }) })
-export default {
-  serverName: 'fixture',
-  services: [createService({ name: 'tasks', description: 'Tasks', actions: [count, list] })],
-  rest: { baseUrl: '/api', allowedOrigins: [] },${extra}
-}
-`,
-    },
-  })
-  const modules = join(dir, 'node_modules')
-  mkdirSync(join(modules, 'fastify-actions'), { recursive: true })
-  writeFileSync(join(modules, 'fastify-actions', 'package.json'), JSON.stringify({ name: 'fastify-actions', type: 'module', exports: { '.': './index.ts' } }))
-  writeFileSync(join(modules, 'fastify-actions', 'index.ts'), `export * from ${JSON.stringify(join(repoRoot, 'lib/index.ts'))}\n`)
-  symlinkSync(join(repoRoot, 'node_modules', 'tsx'), join(modules, 'tsx'))
-  return dir
-}
 
 t.test('the SDK client over stdio: a streaming tool with onprogress gets every event as progress, then the result', async (t) => {
   const dir = fixture(t)

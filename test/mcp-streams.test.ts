@@ -108,7 +108,7 @@ t.test('tools/list: a streaming tool, its output schema is { events, final, trun
     type: 'object',
     properties: {
       events: { type: 'array', items: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
-      final: { type: ['object', 'array', 'string', 'number', 'boolean', 'null'] },
+      final: { anyOf: [{ type: 'object' }, { type: 'array' }, { type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }] },
       truncated: { type: 'boolean' },
     },
     required: ['events'],

@@ -91,9 +91,10 @@ function outputSchemaOf(entry: CompiledAction): { schema: Tool['outputSchema']; 
 
 /**
  * What a generator returns has no schema of its own: any JSON value, said with a validation keyword
- * (MCP Inspector 2.x in strict mode warns about a property schema without one, such as `{}`).
+ * (MCP Inspector 2.x in strict mode warns about a property schema without one, such as `{}`, and about
+ * a `type` list as less portable: one branch per type, as it suggests).
  */
-const ANY_JSON = Object.freeze({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'] })
+const ANY_JSON = Object.freeze({ anyOf: ['object', 'array', 'string', 'number', 'boolean', 'null'].map((type) => Object.freeze({ type })) })
 
 /**
  * A streaming tool's `outputSchema`: `{ events, final, truncated }`, each event of the action's

@@ -6,10 +6,9 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { messages } from '../../lib/index.js'
 import { drainingMessage } from '../../example/app.js'
-import { haproxyBin, haproxyConfig, killInstances, provideDatabase, startBalancer, startInstance, stopProcess, waitFor, sleep, type Instance } from '../helpers/fleet.js'
+import { fleetSkipReason, haproxyBin, haproxyConfig, killInstances, provideDatabase, startBalancer, startInstance, stopProcess, waitFor, sleep, type Instance } from '../helpers/fleet.js'
 import { canConnect } from '../helpers/net.js'
-import { postgresBin } from '../helpers/postgres.js'
-import { freePort, redisSkipReason, startRedis } from '../helpers/redis.js'
+import { freePort, startRedis } from '../helpers/redis.js'
 
 // A fleet: three instances of the example app (`node --import tsx example/server.ts`, each its own
 // process) behind HAProxy, one PostgreSQL, one Redis, all on loopback ports, all torn down after.
@@ -34,11 +33,7 @@ const PAUSE_MS = 10
 t.setTimeout(240_000)
 
 const haproxy = haproxyBin()
-const skip =
-  (!haproxy && 'haproxy is not installed (Debian package haproxy)') ||
-  (!process.env.DATABASE_URL && !postgresBin() && 'no DATABASE_URL and no PostgreSQL binaries (initdb, postgres) installed') ||
-  redisSkipReason() ||
-  false
+const skip = fleetSkipReason()
 const script = join(root, 'example', 'server.ts')
 
 type Outcome = 'acknowledged' | 'shed' | 'failed'

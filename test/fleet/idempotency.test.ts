@@ -18,9 +18,8 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import t from 'tap'
 import { messages } from '../../lib/index.js'
-import { haproxyBin, killInstances, provideDatabase, sleep, startBalancer, startInstance, stopProcess, waitFor, type Instance } from '../helpers/fleet.js'
-import { postgresBin } from '../helpers/postgres.js'
-import { freePort, redisSkipReason, startRedis } from '../helpers/redis.js'
+import { fleetSkipReason, haproxyBin, killInstances, provideDatabase, sleep, startBalancer, startInstance, stopProcess, waitFor, type Instance } from '../helpers/fleet.js'
+import { freePort, startRedis } from '../helpers/redis.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const script = join(root, 'test', 'fleet', 'fixtures', 'payments-server.ts')
@@ -29,11 +28,7 @@ const LEASE_MS = 5000
 
 t.setTimeout(240_000)
 const haproxy = haproxyBin()
-const skip =
-  (!haproxy && 'haproxy is not installed (Debian package haproxy)') ||
-  (!process.env.DATABASE_URL && !postgresBin() && 'no DATABASE_URL and no PostgreSQL binaries (initdb, postgres) installed') ||
-  redisSkipReason() ||
-  false
+const skip = fleetSkipReason()
 
 interface Answer {
   status: number

@@ -10,7 +10,7 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import pg from 'pg'
 import { postgresBin, startCluster } from './postgres.js'
-import { freePort } from './redis.js'
+import { freePort, redisSkipReason } from './redis.js'
 
 export const WAIT_MS = 45_000
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -20,6 +20,16 @@ export function haproxyBin(): string | undefined {
   const probe = spawnSync('haproxy', ['-v'], { stdio: 'ignore' })
   if (!probe.error && probe.status === 0) return 'haproxy'
   return existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : undefined
+}
+
+/** Why a fleet test must skip here (HAProxy, PostgreSQL or Redis missing), or false. */
+export function fleetSkipReason(): string | false {
+  return (
+    (!haproxyBin() && 'haproxy is not installed (Debian package haproxy)') ||
+    (!process.env.DATABASE_URL && !postgresBin() && 'no DATABASE_URL and no PostgreSQL binaries (initdb, postgres) installed') ||
+    redisSkipReason() ||
+    false
+  )
 }
 
 /** Polls `check` until it holds; fails with `what` and `detail()` after WAIT_MS. */

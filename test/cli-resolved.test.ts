@@ -9,8 +9,9 @@
  */
 import t, { type Test } from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { linkOwnSources } from './helpers/mcp-project.js'
 
 const repoRoot = resolve(import.meta.dirname, '..')
 const bin = join(repoRoot, 'lib/cli/bin.ts')
@@ -35,12 +36,7 @@ export default {
 `,
     },
   })
-  const modules = join(dir, 'node_modules')
-  mkdirSync(join(modules, 'fastify-actions'), { recursive: true })
-  writeFileSync(join(modules, 'fastify-actions', 'package.json'), JSON.stringify({ name: 'fastify-actions', type: 'module', exports: { '.': './index.ts' } }))
-  writeFileSync(join(modules, 'fastify-actions', 'index.ts'), `export * from ${JSON.stringify(join(repoRoot, 'lib/index.ts'))}\n`)
-  symlinkSync(join(repoRoot, 'node_modules', 'tsx'), join(modules, 'tsx'))
-  return dir
+  return linkOwnSources(dir)
 }
 
 function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {

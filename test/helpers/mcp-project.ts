@@ -34,6 +34,11 @@ export default {
 `,
     },
   })
+  return linkOwnSources(dir)
+}
+
+/** Makes `dir`'s `fastify-actions` this repository's source (through its `tsx`); returns `dir`. */
+export function linkOwnSources(dir: string): string {
   const modules = join(dir, 'node_modules')
   mkdirSync(join(modules, 'fastify-actions'), { recursive: true })
   writeFileSync(join(modules, 'fastify-actions', 'package.json'), JSON.stringify({ name: 'fastify-actions', type: 'module', exports: { '.': './index.ts' } }))

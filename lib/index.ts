@@ -83,28 +83,14 @@ export * from './db/index.js'
 
 // The HTTP side's public types (the Fastify adapters own them).
 export { statusByCode } from './answer.js'
-export type {
-  AuthConfig,
-  CorsConfig,
-  CorsOptions,
-  CorsOrigin,
-  CorsRequestContext,
-  CorsResolver,
-  CorsRouteRule,
-  DiscoveryConfig,
-  FastifyOptions,
-  McpConfig,
-  OpenApiConfig,
-  RateLimitConfig,
-  RateLimitRedis,
-  RateLimitStore,
-  RateLimitStoreConstructor,
-  ResolvedAuth,
-  ResolvedOpenApi,
-  ResolvedRateLimit,
-  ResolvedRest,
-  RestConfig,
-} from '../plugins/config.js'
+// Each feature's options types live beside its plugin (plugins/*-config.ts); plugins/config.ts composes them.
+export type { AuthConfig, ResolvedAuth } from '../plugins/auth-config.js'
+export type { CorsConfig, CorsOptions, CorsOrigin, CorsRequestContext, CorsResolver, CorsRouteRule } from '../plugins/cors-config.js'
+export type { DiscoveryConfig, FastifyOptions } from '../plugins/rest-config.js'
+export type { McpConfig } from '../plugins/mcp-config.js'
+export type { OpenApiConfig, ResolvedOpenApi } from '../plugins/openapi-config.js'
+export type { RateLimitConfig, RateLimitRedis, RateLimitStore, RateLimitStoreConstructor, ResolvedRateLimit } from '../plugins/rate-limit-config.js'
+export type { ResolvedRest, RestConfig } from '../plugins/config.js'
 export type { IdempotencyConfig, ResolvedIdempotency } from '../plugins/idempotency-config.js'
 export {
   createMemoryIdempotencyStore,

@@ -3,7 +3,7 @@ import { messages } from './messages.js'
 /*
  * Token lifetimes as @fastify/jwt takes them (a number of seconds, or a duration text of `ms`),
  * checked before a token is signed and when the configuration names one (`auth.expiresIn`,
- * `auth.verify.maxAge`). No HTTP here: plugins/token.ts and plugins/config.ts both use it.
+ * `auth.verify.maxAge`). No HTTP here: plugins/token.ts and plugins/auth-config.ts both use it.
  */
 
 /** A year in seconds: a longer lifetime is a mistake (milliseconds for seconds), refused. */

@@ -1,6 +1,6 @@
 import compress from '@fastify/compress'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { ResolvedCompression } from './config.js'
+import type { ResolvedCompression } from './compression-config.js'
 
 /**
  * What is compressed: @fastify/compress's own list (text, JSON, XML) plus JavaScript (the reference

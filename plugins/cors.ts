@@ -4,7 +4,7 @@ import { CORS_DEFAULTS } from './cors-config.js'
 import { errorMessage } from '../lib/diagnostics.js'
 import { ErrConfig } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
-import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from './config.js'
+import type { CorsConfig, CorsOptions, CorsOrigin, CorsRouteRule } from './cors-config.js'
 import { compilePathMatcher, routedPath, routerPathOptionsOf, type RouterPathOptions } from './paths.js'
 import { concern } from './concern.js'
 

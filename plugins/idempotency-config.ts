@@ -21,7 +21,7 @@ export interface IdempotencyConfig {
   store?: IdempotencyStore
 }
 
-/** Its keys, for the unknown-key check (plugins/config.ts). */
+/** Its keys, for the unknown-key check (REST_KEYS, plugins/config.ts). */
 export const IDEMPOTENCY_KEYS: KeyTable<IdempotencyConfig> = Object.freeze({ ttl: true, lease: true, timeout: true, maxKeys: true, redis: true, store: true })
 
 export interface ResolvedIdempotency {

@@ -3,7 +3,8 @@ import type { ErrorDescription } from '../lib/declared-errors.js'
 import type { CompiledAction } from '../lib/registry.js'
 import type { Engine } from '../lib/engine.js'
 import { messages } from '../lib/messages.js'
-import type { ResolvedAuth, ResolvedOpenApi } from './config.js'
+import type { ResolvedAuth } from './auth-config.js'
+import type { ResolvedOpenApi } from './openapi-config.js'
 import { dataSchemaOf, statusByCode } from '../lib/answer.js'
 
 export interface DocumentOptions {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Failure } from '../lib/errors.js'
-import type { ResolvedCompression, ResolvedOpenApi } from './config.js'
+import type { ResolvedCompression } from './compression-config.js'
+import type { ResolvedOpenApi } from './openapi-config.js'
 import { useCompression } from './compression.js'
 import { createDiscoveryGate } from './discovery-gate.js'
 import { sendFailure } from './wire.js'

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { errorMessage, type Diagnostics } from '../lib/diagnostics.js'
 import { fail } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
-import type { ResolvedRateLimit } from './config.js'
+import type { ResolvedRateLimit } from './rate-limit-config.js'
 import { FailureError } from './wire.js'
 import { concern } from './concern.js'
 import { clientKeyOf } from './client-key.js'
@@ -44,7 +44,7 @@ export async function setupRateLimit(app: FastifyInstance, { config, diagnostics
     options.addHeadersOnExceeding = draftHeadersOff
     options.addHeaders = { ...draftHeadersOff, 'retry-after': false }
   }
-  // The structural store type of plugins/config.ts is the plugin's own contract, written out.
+  // The structural store type of plugins/rate-limit-config.ts is the plugin's own contract, written out.
   if (config.store) options.store = config.store as unknown as NonNullable<LimiterOptions['store']>
   else if (config.redis) options.redis = config.redis
   // The in-memory store is an LRU of `cache` keys (5,000 by default in the plugin): a window with more

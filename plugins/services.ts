@@ -21,7 +21,7 @@ import { clientGone, httpPrincipal, keyFromHeaders, REPLAYED_HEADER, type Idempo
 import type { StoredAnswer } from '../lib/idempotency.js'
 import { setupContentEncoding } from './content-encoding.js'
 import { useCompression } from './compression.js'
-import type { ResolvedCompression } from './config.js'
+import type { ResolvedCompression } from './compression-config.js'
 
 /**
  * Reads a multipart request on the services endpoint into an ExternalRequest whose payload is

@@ -1,7 +1,7 @@
 import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance } from 'fastify'
 import { fail } from '../lib/errors.js'
-import type { ResolvedUnderPressure } from './config.js'
+import type { ResolvedUnderPressure } from './under-pressure-config.js'
 import { FailureError } from './wire.js'
 import { concern } from './concern.js'
 

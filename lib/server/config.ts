@@ -1,6 +1,7 @@
 import { CORE_KEYS, resolveCoreConfig, type CoreConfig, type ResolvedCoreConfig } from '../config.js'
 import { checkKnownKeys, type KeyRules, type KeyTable } from '../config-keys.js'
-import { AUTH_KEYS, REST_KEYS, resolveAuth, resolveRest, type AuthConfig, type ResolvedAuth, type ResolvedRest, type RestConfig } from '../../plugins/config.js'
+import { AUTH_KEYS, resolveAuth, type AuthConfig, type ResolvedAuth } from '../../plugins/auth-config.js'
+import { REST_KEYS, resolveRest, type ResolvedRest, type RestConfig } from '../../plugins/config.js'
 
 /** What `createServer` and the `fastifyActions` plugin take. */
 export interface ServerConfig<TDB = unknown> extends CoreConfig<TDB> {

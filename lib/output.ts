@@ -9,6 +9,20 @@ export type EnvelopeSerializer = (envelope: ExternalResponse) => string
 /** Writes one event of a streaming action as JSON text; throws when the value does not match the schema. */
 export type EventWriter = (value: unknown) => string
 
+/**
+ * A writer compiled at its first use, then kept: a start compiles none (each compilation builds an
+ * Ajv instance and generated code: tens of ms of a start for a few actions, the part of
+ * `fastify-actions mcp`'s start spent on writers `initialize` never uses), an action's first answer
+ * compiles its own. The schemas were checked at boot
+ * (lib/schema-check.ts), so compiling does not fail on a schema a start would have refused; if it
+ * throws all the same, that call throws it (answered as the output mismatch it reports) and the next
+ * call compiles again.
+ */
+function compiledOnFirstUse<T>(compile: () => (value: T) => string): (value: T) => string {
+  let write: ((value: T) => string) | undefined
+  return (value) => (write ??= compile())(value)
+}
+
 /** An output schema that describes an object is `data` itself; anything else is wrapped as `data.result`. */
 export function isObjectSchema(schema: Record<string, unknown>): boolean {
   return schema.type === 'object'
@@ -45,9 +59,8 @@ function writable<T>(write: (value: T) => string): (value: T) => string {
 }
 
 /**
- * Compiles the success envelope's serializer once, at boot, as Fastify does for response schemas:
- * `fast-json-stringify` writes only the properties the schema lists, so an undeclared field never
- * reaches the client.
+ * The success envelope's serializer, compiled once at its first use: `fast-json-stringify` writes
+ * only the properties the schema lists, so an undeclared field never reaches the client.
  */
 export function compileEnvelopeSerializer(output: Record<string, unknown>): EnvelopeSerializer {
   const { $schema: _dialect, ...data } = dataSchemaOf(output)
@@ -57,11 +70,13 @@ export function compileEnvelopeSerializer(output: Record<string, unknown>): Enve
 /** The serializer of an envelope whose `data` has this JSON Schema (a success's or a declared error's). */
 export function compileEnvelopeWriter(data: Record<string, unknown>): EnvelopeSerializer {
   return writable(
-    fastJson({
-      type: 'object',
-      properties: { status: { type: 'boolean' }, message: { type: 'string' }, data },
-      required: ['status', 'message', 'data'],
-    }) as EnvelopeSerializer,
+    compiledOnFirstUse(() =>
+      fastJson({
+        type: 'object',
+        properties: { status: { type: 'boolean' }, message: { type: 'string' }, data },
+        required: ['status', 'message', 'data'],
+      }) as EnvelopeSerializer,
+    ),
   )
 }
 
@@ -69,5 +84,5 @@ export function compileEnvelopeWriter(data: Record<string, unknown>): EnvelopeSe
 export function compileEventWriter(output: Record<string, unknown> | null): EventWriter {
   if (!output) return (value) => toJson(value) ?? 'null'
   const { $schema: _dialect, ...rest } = output
-  return writable(fastJson(rest) as EventWriter)
+  return writable(compiledOnFirstUse(() => fastJson(rest) as EventWriter))
 }

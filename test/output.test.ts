@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { createAction, createService, Err, messages, Ok } from '../lib/index.js'
 import { buildServer, execute } from './helpers/server.js'
 
-// Output schemas: the success envelope is written by a serializer compiled at boot from the action's
+// Output schemas: the success envelope is written by a serializer compiled (at its first use) from the action's
 // `output`, which drops every field the schema does not list, and never sends a value that does not match.
 
 const Account = Type.Object({ id: Type.Integer(), name: Type.String(), roles: Type.Array(Type.Object({ name: Type.String() })) })
@@ -78,4 +78,29 @@ t.test('MCP tools write the value through the same output schema', async (t) => 
   const mismatch = toToolResult(Ok({ id: 1, password: 'hunter2' }), target)
   t.same(mismatch, { isError: true, content: [{ type: 'text', text: messages.internal }] })
   t.same(toToolResult(Ok([1, 2]), registry.targets.get('accounts_wrapped')!), { content: [{ type: 'text', text: '[1,2]' }], structuredContent: { result: [1, 2] } })
+})
+
+t.test('a writer is compiled at its first use, once: a start compiles none', async (t) => {
+  const { compileEnvelopeSerializer, compileEventWriter } = await import('../lib/output.js')
+  // Compiling reads the schema; a getter counts the reads.
+  const counted = () => {
+    const read = { count: 0 }
+    const schema = { type: 'object', properties: { get name() { read.count++; return { type: 'string' } } }, required: ['name'] }
+    return { read, schema }
+  }
+  const envelope = counted()
+  const serialize = compileEnvelopeSerializer(envelope.schema)
+  t.equal(envelope.read.count, 0, 'not compiled when made (at boot)')
+  t.equal(serialize({ status: true, message: 'ok', data: { name: 'Ada', password: 'x' } as never }), '{"status":true,"message":"ok","data":{"name":"Ada"}}')
+  const compiled = envelope.read.count
+  t.ok(compiled > 0, 'compiled at the first use')
+  t.equal(serialize({ status: true, message: 'ok', data: { name: 'Bo' } as never }), '{"status":true,"message":"ok","data":{"name":"Bo"}}')
+  t.equal(envelope.read.count, compiled, 'kept: not compiled again')
+
+  const events = counted()
+  const write = compileEventWriter(events.schema)
+  t.equal(events.read.count, 0, 'an event writer neither')
+  t.equal(write({ name: 'Ada', secret: 1 }), '{"name":"Ada"}')
+  t.ok(events.read.count > 0)
+  t.throws(() => compileEventWriter({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] })({}), 'a value the schema refuses still throws, at the first use too')
 })

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto'
 // auth:end
 import type { ServerConfig } from 'fastify-actions'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { migrateDatabase, openDatabase, type Db } from './db/client.js'
 import { requireSecrets } from './secrets.js'
 import { integerSetting } from './settings.js'
@@ -21,15 +21,16 @@ secrets.push('JWT_SECRET') // signs the login tokens
 if (production) requireSecrets(env, secrets)
 
 /** PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
-export const database = openDatabase(env)
+export const database = await openDatabase(env)
 
 /**
  * Rate-limit counters shared by every instance through Redis when REDIS_URL is set. Made to fail fast:
  * no offline queue and a command timeout, so a Redis that is away or stalled lets requests through
  * unlimited (logged) instead of holding them. src/server.ts connects it; the CLI never does.
+ * ioredis is imported only then: a start without Redis (and `fastify-actions mcp`) does not load it.
  */
-export const redis = env.REDIS_URL
-  ? new Redis(env.REDIS_URL, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 })
+export const redis: Redis | undefined = env.REDIS_URL
+  ? new (await import('ioredis')).Redis(env.REDIS_URL, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 })
   : undefined
 
 const config = {

@@ -2,13 +2,10 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import { sql } from 'drizzle-orm'
-import { drizzle as drizzlePg, NodePgDatabase } from 'drizzle-orm/node-postgres'
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite, PgliteDatabase } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { Err, Ok, type Result } from 'fastify-actions'
-import pg from 'pg'
 import { SettingError } from '../settings.js'
 
 /** The app's database as Drizzle types it, whichever driver runs it. */
@@ -24,10 +21,15 @@ export interface Database {
 /** The SQL drizzle-kit generated from schema.ts (`npm run db:generate`). */
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
 
-/** PostgreSQL through `pg` when DATABASE_URL is set, else embedded PGlite in PGLITE_DIR (`memory://` keeps nothing). */
-export function openDatabase(env: NodeJS.ProcessEnv = process.env): Database {
+/**
+ * PostgreSQL through `pg` when DATABASE_URL is set, else embedded PGlite in PGLITE_DIR (`memory://`
+ * keeps nothing). `pg` and its Drizzle driver are imported only when used: a start on PGlite (and
+ * `fastify-actions mcp`) does not load them.
+ */
+export async function openDatabase(env: NodeJS.ProcessEnv = process.env): Promise<Database> {
   if (env.DATABASE_URL) {
     const url = postgresUrl(env.DATABASE_URL)
+    const [{ default: pg }, { drizzle: drizzlePg }] = await Promise.all([import('pg'), import('drizzle-orm/node-postgres')])
     // Fail fast when PostgreSQL stalls: 5 s to get a connection, 10 s for a statement (server side).
     const pool = new pg.Pool({ connectionString: env.DATABASE_URL, connectionTimeoutMillis: 5_000, statement_timeout: 10_000 })
     // An idle client dropped by the server (a restart, a failover) must not end the process.
@@ -56,9 +58,10 @@ function postgresUrl(value: string): URL {
 export async function migrateDatabase(db: Db): Promise<Result<null, string>> {
   try {
     if (db instanceof PgliteDatabase) await migratePglite(db, { migrationsFolder })
-    else if (db instanceof NodePgDatabase) {
+    else if (db instanceof (await import('drizzle-orm/node-postgres')).NodePgDatabase) {
       // The bookkeeping table lives next to the tables, in the connection's current schema.
       const { rows } = await db.execute<{ schema: string }>(sql`select current_schema() as schema`)
+      const { migrate: migratePg } = await import('drizzle-orm/node-postgres/migrator')
       await migratePg(db, { migrationsFolder, migrationsSchema: rows[0]?.schema ?? 'public' })
     } else return Err('Database setup failed: expected a PGlite or node-postgres database')
     return Ok(null)

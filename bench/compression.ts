@@ -1,8 +1,9 @@
 /**
  * `npx tsx bench/compression.ts`: the execute workloads with response compression on (the default)
  * and off, as a browser calls them (`Accept-Encoding: gzip, deflate, br`), A/B interleaved over the
- * rounds (the order alternates each round), medians reported. Their answers are under the 1 KiB
- * threshold: what is measured is the cost of the compressor's onSend hook deciding not to compress.
+ * rounds (the order alternates each round), medians reported; `execute-small, no Accept-Encoding` is
+ * the same load from a client that asks for no coding (curl, a server-side caller). Their answers are
+ * under the 1 KiB threshold: what is measured is the cost of deciding not to compress.
  * Environment: BENCH_ROUNDS (5), BENCH_DURATION (4 s), BENCH_WARMUP (1 s), BENCH_CONNECTIONS (50).
  */
 import { writeFileSync } from 'node:fs'
@@ -18,7 +19,15 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const durationSec = Number(process.env.BENCH_DURATION ?? 4)
 const warmupSec = Number(process.env.BENCH_WARMUP ?? 1)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
-const workloads: WorkloadName[] = ['execute-small', 'execute-output', 'execute-hooks', 'execute-protected']
+const BROWSER = 'gzip, deflate, br'
+/** Each case: a workload and the `Accept-Encoding` its client sends (none: the header left out). */
+const cases: Array<{ name: string; workload: WorkloadName; acceptEncoding?: string }> = [
+  { name: 'execute-small', workload: 'execute-small', acceptEncoding: BROWSER },
+  { name: 'execute-small, no Accept-Encoding', workload: 'execute-small' },
+  { name: 'execute-output', workload: 'execute-output', acceptEncoding: BROWSER },
+  { name: 'execute-hooks', workload: 'execute-hooks', acceptEncoding: BROWSER },
+  { name: 'execute-protected', workload: 'execute-protected', acceptEncoding: BROWSER },
+]
 const variants = ['on', 'off'] as const
 
 const median = (values: number[]) => {
@@ -31,7 +40,7 @@ const build = buildProject(ROOT)
 const results: Record<string, Record<string, { rps: number[]; cpuUs: number[] }>> = {}
 try {
   for (let round = 0; round < rounds; round++) {
-    for (const workload of workloads) {
+    for (const [index, { name, workload, acceptEncoding }] of cases.entries()) {
       const order = round % 2 === 0 ? variants : [...variants].reverse()
       for (const variant of order) {
         const proc = spawnNode([join(build.dir, 'bench/servers/fastify-actions.js')], {
@@ -47,19 +56,19 @@ try {
             durationSec,
             warmupSec,
             method: request.method,
-            headers: { ...request.headers, 'accept-encoding': 'gzip, deflate, br' },
+            headers: acceptEncoding === undefined ? request.headers : { ...request.headers, 'accept-encoding': acceptEncoding },
             bodyBase64: request.body.toString('base64'),
           }
-          const file = join(build.dir, `compression-${workload}-${variant}.json`)
+          const file = join(build.dir, `compression-${index}-${variant}.json`)
           writeFileSync(file, JSON.stringify(spec))
           let before: number | null = null
           const load = await runLoad(join(build.dir, 'bench/load.js'), file, durationSec, warmupSec, () => (before = cpuMs(proc.child.pid)))
           const after = cpuMs(proc.child.pid)
-          if (load.non2xx > 0 || load.errors > 0) throw new Error(`${workload}/${variant}: ${load.non2xx} non-2xx, ${load.errors} errors`)
-          const slot = ((results[workload] ??= {})[variant] ??= { rps: [], cpuUs: [] })
+          if (load.non2xx > 0 || load.errors > 0) throw new Error(`${name}/${variant}: ${load.non2xx} non-2xx, ${load.errors} errors`)
+          const slot = ((results[name] ??= {})[variant] ??= { rps: [], cpuUs: [] })
           slot.rps.push(load.reqPerSec)
           if (before !== null && after !== null) slot.cpuUs.push(((after - before) * 1000) / load.total)
-          console.error(`round ${round + 1} ${workload} ${variant}: ${Math.round(load.reqPerSec)} req/s`)
+          console.error(`round ${round + 1} ${name} ${variant}: ${Math.round(load.reqPerSec)} req/s`)
         } finally {
           await stop(proc)
         }
@@ -68,12 +77,12 @@ try {
   }
   console.log(`| workload | compression off (req/s) | on (req/s) | on / off | CPU µs/req off | on |`)
   console.log(`|---|---:|---:|---:|---:|---:|`)
-  for (const workload of workloads) {
-    const off = results[workload]!.off!
-    const on = results[workload]!.on!
+  for (const { name } of cases) {
+    const off = results[name]!.off!
+    const on = results[name]!.on!
     const ratio = median(on.rps) / median(off.rps)
     console.log(
-      `| ${workload} | ${Math.round(median(off.rps))} | ${Math.round(median(on.rps))} | ${(ratio * 100).toFixed(1)} % | ${median(off.cpuUs).toFixed(1)} | ${median(on.cpuUs).toFixed(1)} |`,
+      `| ${name} | ${Math.round(median(off.rps))} | ${Math.round(median(on.rps))} | ${(ratio * 100).toFixed(1)} % | ${median(off.cpuUs).toFixed(1)} | ${median(on.cpuUs).toFixed(1)} |`,
     )
   }
 } finally {

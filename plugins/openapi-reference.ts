@@ -114,7 +114,7 @@ async function serveReference(app: FastifyInstance, options: OpenApiPluginOption
     done(null, payload)
   })
 
-  await useCompression(app, options.compression)
+  useCompression(app, options.compression)
   await app.register(scalar, {
     routePrefix: page as `/${string}`,
     logLevel: 'warn',

@@ -49,7 +49,7 @@ async function serveOpenApi(app: FastifyInstance, options: OpenApiPluginOptions)
   const etag = strongEtag(body)
   const gate = createOpenApiGate(options.discovery, options.openapi)
   const cacheControl = isGated(options) ? 'no-store' : 'no-cache'
-  await useCompression(app, options.compression)
+  useCompression(app, options.compression)
   app.get(options.openapi.path, (request, reply) => {
     const refused = gate(request)
     if (refused) return sendFailure(reply, refused)

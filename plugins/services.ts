@@ -20,7 +20,7 @@ import { concern } from './concern.js'
 import { clientGone, httpPrincipal, keyFromHeaders, REPLAYED_HEADER, type IdempotencyGuard } from './idempotency.js'
 import type { StoredAnswer } from '../lib/idempotency.js'
 import { setupContentEncoding } from './content-encoding.js'
-import { useCompression } from './compression.js'
+import { compressedAnswers, compressionOf } from './compression.js'
 import type { ResolvedCompression } from './compression-config.js'
 
 /**
@@ -201,7 +201,8 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   const dispatch = createDispatch(app, options)
   // gzip, deflate and br bodies decoded within the body limit; any other coding a 415.
   setupContentEncoding(app)
-  await useCompression(app, options.compression)
+  // Answers over the threshold compressed in the handlers' own path (no onSend hook on these routes).
+  const compression = compressionOf(app, options.compression)
 
   // A browser may send text/plain cross-site without a preflight: never execute it.
   app.removeContentTypeParser('text/plain')
@@ -230,14 +231,14 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   const path = `${baseUrl}/services`
   // Returns the answer (or a promise of it): Fastify sends it once the handler is done, outside any
   // scope; the execution alone enters one, carrying the request.
-  app.post(path, { bodyLimit: options.bodyLimit }, scopesItsExecution((request, reply) => {
+  app.post(path, { bodyLimit: options.bodyLimit }, scopesItsExecution(compressedAnswers(compression, (request, reply) => {
     const body = request.body
     if (body === undefined || body === null) return failureAnswer(reply, fail.invalidBody())
     const errors = checkExternalRequest(body)
     if (errors) return failureAnswer(reply, fail.invalidRequest(errors))
     return dispatch(reply, body as ExternalRequest, checkJson ? request.headers['content-type'] : undefined)
-  }))
-  for (const route of routes) app.post(`${baseUrl}/${route.path}`, { bodyLimit: options.bodyLimit, ...routeOptions(route) }, scopesItsExecution(executeRoute(route)))
+  })))
+  for (const route of routes) app.post(`${baseUrl}/${route.path}`, { bodyLimit: options.bodyLimit, ...routeOptions(route) }, scopesItsExecution(compressedAnswers(compression, executeRoute(route))))
 
   const multipart = options.multipart
   if (!multipart) return
@@ -245,15 +246,15 @@ async function serveServices(app: FastifyInstance, options: ServicesPluginOption
   if (!app.hasConstraintStrategy(multipartConstraint.name)) app.addConstraintStrategy(multipartConstraint)
   await app.register(concern('uploads', async function multipartRoute(scope) {
     const read = await multipart.register(scope)
-    scope.post(path, { constraints: { [multipartConstraint.name]: true } }, async (request, reply) => {
+    scope.post(path, { constraints: { [multipartConstraint.name]: true } }, compressedAnswers(compression, async (request, reply) => {
       const parsed = await read(request, reply)
       return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
-    })
+    }))
     for (const route of routes) {
-      scope.post(`${baseUrl}/${route.path}`, { constraints: { [multipartConstraint.name]: true }, ...routeOptions(route) }, async (request, reply) => {
+      scope.post(`${baseUrl}/${route.path}`, { constraints: { [multipartConstraint.name]: true }, ...routeOptions(route) }, compressedAnswers(compression, async (request, reply) => {
         const parsed = await read(request, reply, route)
         return isFailure(parsed) ? sendFailure(reply, parsed) : dispatch(reply, parsed)
-      })
+      }))
     }
   }, { encapsulate: true }))
 }

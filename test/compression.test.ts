@@ -47,10 +47,57 @@ t.test('on by default: br preferred, then gzip; small answers and clients withou
   const raw = await server.app.inject({ method: 'POST', url: '/api/services', payload: execute(1000) })
   t.equal(raw.headers['content-encoding'], undefined, 'no Accept-Encoding, no coding')
   t.same(raw.json().data, expected)
+  t.equal(raw.headers.vary, 'Accept-Encoding', 'Vary even so: a cache must not hand this to a client that asked for br (RFC 9110 12.5.5)')
+  t.equal(raw.headers['content-type'], 'application/json; charset=utf-8')
 
   const small = await server.app.inject({ method: 'POST', url: '/api/services', payload: execute(2), headers: { 'accept-encoding': 'br, gzip' } })
   t.equal(small.headers['content-encoding'], undefined, 'under the 1 KiB threshold: raw')
   t.same(small.json().data, { text: 'compressible '.repeat(2) })
+  t.equal(small.headers.vary, 'Accept-Encoding')
+  t.equal(small.headers['content-type'], 'application/json; charset=utf-8')
+  t.equal(small.headers['content-length'], String(small.rawPayload.length))
+
+  const refused = await server.app.inject({ method: 'POST', url: '/api/services', payload: { intent: 'execute', service: 'bulk', action: 'nope', payload: {} }, headers: { 'accept-encoding': 'br' } })
+  t.equal(refused.statusCode, 400, 'a failure envelope: the same path')
+  t.equal(refused.headers.vary, 'Accept-Encoding')
+  t.equal(refused.json().status, false)
+})
+
+t.test('the coding the client weighs highest among br and gzip; none when it accepts neither', async (t) => {
+  const server = await buildServer({ services, rest: { openapi: { enabled: true }, allowedOrigins: ['https://app.example'] } })
+  t.teardown(() => server.close())
+  for (const [accept, coding] of [
+    ['gzip;q=1, br;q=0.5', 'gzip'],
+    ['br;q=0, gzip', 'gzip'],
+    ['x-gzip', 'gzip'],
+    ['*', 'br'],
+    ['gzip;q=0.2, *;q=0.9', 'br'],
+    ['deflate', undefined],
+    ['identity', undefined],
+    ['br;q=0, gzip;q=0', undefined],
+    ['', undefined],
+  ] as const) {
+    const answer = await server.app.inject({ method: 'POST', url: '/api/services/bulk/big', payload: { size: 1000 }, headers: { 'accept-encoding': accept } })
+    t.equal(answer.statusCode, 200)
+    t.equal(answer.headers['content-encoding'], coding, `Accept-Encoding: ${accept}`)
+    const bytes = coding === 'br' ? brotliDecompressSync(answer.rawPayload) : coding === 'gzip' ? gunzipSync(answer.rawPayload) : answer.rawPayload
+    t.equal(JSON.parse(bytes.toString()).data.text.length, 13_000)
+  }
+  const cors = await server.app.inject({ method: 'POST', url: '/api/services/bulk/big', payload: { size: 1 }, headers: { origin: 'https://app.example' } })
+  t.match(String(cors.headers.vary), /Origin/, "CORS's Vary kept")
+  t.match(String(cors.headers.vary), /Accept-Encoding/, 'and ours added')
+})
+
+t.test('a large answer is compressed off the event loop, whole', async (t) => {
+  const server = await buildServer({ services, rest: { bodyLimit: 1024 * 1024 } })
+  t.teardown(() => server.close())
+  for (const coding of ['br', 'gzip'] as const) {
+    const answer = await server.app.inject({ method: 'POST', url: '/api/services', payload: execute(100_000), headers: { 'accept-encoding': coding } })
+    t.equal(answer.headers['content-encoding'], coding)
+    t.equal(answer.headers['content-length'], String(answer.rawPayload.length))
+    const text = (coding === 'br' ? brotliDecompressSync(answer.rawPayload) : gunzipSync(answer.rawPayload)).toString()
+    t.equal(JSON.parse(text).data.text, 'compressible '.repeat(100_000), `1.3 MB in ${answer.rawPayload.length} bytes of ${coding}`)
+  }
 })
 
 t.test('the document and the page: compressed, with a tag that names the coding, and 304 for it', async (t) => {
@@ -65,6 +112,14 @@ t.test('the document and the page: compressed, with a tag that names the coding,
   const again = await server.app.inject({ method: 'GET', url: '/api/openapi.json', headers: { 'accept-encoding': 'br', 'if-none-match': String(doc.headers.etag) } })
   t.equal(again.statusCode, 304)
   t.equal(again.headers.etag, doc.headers.etag, 'the 304 names what the client holds')
+  t.equal(again.headers.vary, 'Accept-Encoding', 'a 304 carries the Vary the 200 had (RFC 9110 15.4.5)')
+  const twice = await server.app.inject({ method: 'GET', url: '/api/openapi.json', headers: { 'accept-encoding': 'br' } })
+  t.same(twice.rawPayload, doc.rawPayload, 'the same bytes: coded once, kept by their tag')
+  t.equal(twice.headers['content-length'], String(doc.rawPayload.length))
+  const gzipped = await server.app.inject({ method: 'GET', url: '/api/openapi.json', headers: { 'accept-encoding': 'gzip' } })
+  t.equal(gzipped.headers.etag, `${etag.slice(0, -1)}-gzip"`)
+  t.equal(gunzipSync(gzipped.rawPayload).toString(), plain.body)
+  t.equal(plain.headers.vary, 'Accept-Encoding', 'the raw document varies too')
 
   const page = await server.app.inject({ method: 'GET', url: '/api/reference/', headers: { 'accept-encoding': 'gzip' } })
   t.equal(page.headers['content-encoding'], 'gzip')

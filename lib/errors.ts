@@ -126,7 +126,6 @@ export const fail = {
   bodyTooLarge: () => failure('FA_ERR_BODY_TOO_LARGE', messages.bodyTooLarge),
   unsupportedEncoding: (encoding: string) =>
     failure('FA_ERR_UNSUPPORTED_MEDIA_TYPE', messages.unsupportedEncoding(encoding, SUPPORTED_ENCODINGS), { supportedEncodings: [...SUPPORTED_ENCODINGS] }),
-  encodedMultipart: () => failure('FA_ERR_UNSUPPORTED_MEDIA_TYPE', messages.encodedMultipart, { supportedEncodings: ['identity'] }),
   undecodableBody: (encoding: string) => failure('FA_ERR_INVALID_BODY', messages.undecodableBody(encoding)),
   routeNotFound: (baseUrl: string) => failure('FA_ERR_ROUTE_NOT_FOUND', messages.routeNotFound(baseUrl)),
   rateLimited: (seconds: number) => failure('FA_ERR_RATE_LIMITED', messages.rateLimited(seconds)),

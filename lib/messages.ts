@@ -18,8 +18,6 @@ export const messages = {
   unsupportedEncoding: (encoding: string, supported: readonly string[]) => `Unsupported Content-Encoding '${encoding}': send the body as ${supported.join(', ')} or unencoded`,
   /** An encoded body that is not what its `Content-Encoding` says (a corrupt gzip stream). */
   undecodableBody: (encoding: string) => `Request body is not valid ${encoding}`,
-  /** A multipart upload with a `Content-Encoding`: its parts are read as they arrive, from the raw bytes. */
-  encodedMultipart: 'multipart/form-data bodies are read unencoded: send the upload without Content-Encoding',
   internal: 'Internal server error',
   /** A thrown exception with `exposeErrors: false`: the text is logged under this id. */
   internalWithId: (id: string) => `Internal server error (request id ${id})`,

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { createRequire } from 'node:module'
+import type { Readable } from 'node:stream'
 import { fail, type Failure } from '../lib/errors.js'
 import { messages } from '../lib/messages.js'
 import type { UploadSettings } from '../lib/uploads/config.js'
@@ -88,11 +89,11 @@ const EMPTY = Buffer.alloc(0)
  * A refusal is emitted as an `error` on the request stream, which @fastify/multipart turns into the
  * end of its iteration with that error.
  */
-export function guardMultipart(request: FastifyRequest, settings: UploadSettings, multipartLimit: number): MultipartGuard {
+export function guardMultipart(request: FastifyRequest, settings: UploadSettings, multipartLimit: number, source: Readable = request.raw): MultipartGuard {
   const boundary = boundaryOf(request.headers['content-type'])
   if (boundary === undefined) return { parts: 0, stop: () => {} }
-  const scanner = new MultipartScanner(request.raw, boundary, settings, multipartLimit)
-  request.raw.on('data', scanner.scan)
+  const scanner = new MultipartScanner(source, boundary, settings, multipartLimit)
+  source.on('data', scanner.scan)
   return {
     get parts() {
       return scanner.parts
@@ -133,7 +134,7 @@ class MultipartScanner {
   private stopped = false
 
   constructor(
-    private readonly raw: FastifyRequest['raw'],
+    private readonly raw: Readable,
     boundary: string,
     private readonly settings: UploadSettings,
     private readonly multipartLimit: number,

@@ -12,6 +12,8 @@ import { checkContentType } from '../lib/uploads/content-type.js'
 import { bucketForm, checkUploadMode, type FormEntry } from '../lib/uploads/form.js'
 import { limitExceeded, validateUploads, type FileReceipt } from '../lib/uploads/validate.js'
 import { guardMultipart, MultipartRefused } from './multipart-guard.js'
+import { multipartSource } from './content-encoding.js'
+import { FailureError } from './wire.js'
 import { discardRest } from './unread-body.js'
 import type { ActionRoute, MultipartReader, MultipartSupport } from './services.js'
 
@@ -184,13 +186,17 @@ async function readForm(request: FastifyRequest, settings: UploadSettings, multi
   const form: ReadForm = { entries: [], files: [] }
   let total = 0
   let received = 0
-  const guard = guardMultipart(request, settings, multipartLimit)
+  // An upload sent with Content-Encoding is read decoded: the limits count the decoded bytes.
+  const source = multipartSource(request, multipartLimit)
+  const guard = guardMultipart(request, settings, multipartLimit, source.stream)
+  // @fastify/multipart reads `request.raw`: it is handed the decoded stream in its place.
+  const reading = source.stream === request.raw ? request : (Object.create(request, { raw: { value: source.stream } }) as FastifyRequest)
   const stop = (failure: Failure, cause?: unknown) => Object.assign(form, { failure, cause })
   const stopAtFile = (limit: 'maxFiles' | 'maxFileSize' | 'maxTotalSize') =>
     stop(validateUploads(form.files, settings) ?? limitExceeded(limit, settings, form.files))
   try {
     // The options are given per request too, for a host's own @fastify/multipart (whose types omit `throwFileSizeLimit`, which it reads).
-    for await (const part of request.parts({ limits: toStreamLimits(limits), throwFileSizeLimit: false } as Parameters<FastifyRequest['parts']>[0])) {
+    for await (const part of reading.parts({ limits: toStreamLimits(limits), throwFileSizeLimit: false } as Parameters<FastifyRequest['parts']>[0])) {
       received++
       // The guard refuses a nameless part from its headers; this holds should a part slip past it.
       if (typeof part.fieldname !== 'string' || part.fieldname === '') {
@@ -228,6 +234,7 @@ async function readForm(request: FastifyRequest, settings: UploadSettings, multi
     return stop(readFailure(error, form.files, settings), error)
   } finally {
     guard.stop()
+    source.close()
   }
 }
 
@@ -287,7 +294,7 @@ function collect(stream: MultipartFile['file'], file: ReadFile, budget: number):
 
 /** @fastify/multipart's errors: its limits keep the envelope of the limit; anything else is a malformed body. */
 function readFailure(error: unknown, files: readonly FileReceipt[], settings: UploadSettings): Failure {
-  if (error instanceof MultipartRefused) return error.failure
+  if (error instanceof MultipartRefused || error instanceof FailureError) return error.failure
   switch ((error as { code?: unknown }).code) {
     case 'FST_FILES_LIMIT':
       return validateUploads(files, settings) ?? limitExceeded('maxFiles', settings, files)

@@ -1,16 +1,26 @@
 import t from 'tap'
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Transform } from 'node:stream'
+import { buffer } from 'node:stream/consumers'
+import { promisify } from 'node:util'
+import * as zlib from 'node:zlib'
+import { brotliCompressSync, createGzip, deflateSync, gzipSync } from 'node:zlib'
 import { messages } from '../lib/index.js'
 import { buildServer } from './helpers/server.js'
 import { rawPost, startMcpServer } from './helpers/mcp.js'
-import { BOUNDARY, filesService, rawMultipart } from './helpers/uploads.js'
+import { BOUNDARY, filesService, rawMultipart, routingParts } from './helpers/uploads.js'
 import { echoService } from './helpers/fixtures.js'
 
 // Request bodies with Content-Encoding (RFC 9110 8.4): gzip, deflate and br are decoded within the body
 // limit, which applies to the decoded size; any other coding is a 415 naming the supported ones.
 
 const SUPPORTED = ['gzip', 'deflate', 'br']
+const CURL = '/usr/bin/curl'
 const encoders: Record<string, (body: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync }
 const executeBody = Buffer.from(JSON.stringify({ intent: 'execute', service: 'tasks', action: 'echo', payload: { title: 'zipped', count: 3 } }))
 const executed = { status: true, message: messages.executed('tasks', 'echo'), data: { title: 'zipped', count: 3 } }
@@ -135,23 +145,110 @@ t.test('MCP: an encoded JSON-RPC body is decoded; an unknown coding is the 415',
   t.equal(bomb.status, 413)
 })
 
-t.test('uploads: multipart is read from the raw bytes, so an encoded one is a 415 that says so', async (t) => {
+const KB = 1024
+const MB = 1024 * KB
+const multipartType = `multipart/form-data; boundary=${BOUNDARY}`
+const form = (routing = routingParts('flat')) =>
+  rawMultipart([...routing, { name: 'note', value: 'zipped form' }, { name: 'doc', value: '%PDF-1.4 zipped', filename: 'a.pdf', type: 'application/pdf' }])
+const uploaded = {
+  status: true,
+  message: messages.executed('files', 'flat'),
+  data: { fields: { note: 'zipped form' }, files: { doc: { name: 'a.pdf', type: 'application/pdf', size: 15, text: '%PDF-1.4 zipped' } } },
+}
+const fileTooLarge = (max: number) => ({
+  status: false,
+  message: messages.uploadLimitExceeded,
+  data: { error_category: 'validation', limit: 'maxFileSize', max, files: [{ name: 'big.pdf', size: max + 1 }] },
+})
+/** A multipart body whose one file is `size` spaces, gzip'd as a stream (the plain body never exists in memory). */
+async function gzipBomb(size: number, routing = routingParts('flat')): Promise<Buffer> {
+  const head = rawMultipart([...routing, { name: 'doc', value: '', filename: 'big.pdf', type: 'application/pdf' }])
+  const opening = head.subarray(0, head.lastIndexOf(Buffer.from(`\r\n--${BOUNDARY}--`)))
+  const zip = createGzip()
+  const done = buffer(zip)
+  zip.write(opening)
+  const block = Buffer.alloc(MB, 0x20)
+  for (let left = size; left > 0; left -= MB) zip.write(left >= MB ? block : block.subarray(0, left))
+  zip.end(Buffer.from(`\r\n--${BOUNDARY}--\r\n`))
+  return done
+}
+
+t.test('uploads: gzip, deflate, br and stacked codings are decoded, on the endpoint and the per-action routes', async (t) => {
+  const server = await buildServer({ services: [echoService, filesService], rest: { openapi: { enabled: true } } })
+  t.teardown(() => server.close())
+  for (const [coding, encode] of [...Object.entries(encoders), ['gzip, br', (body: Buffer) => brotliCompressSync(gzipSync(body))] as const]) {
+    const endpoint = await server.app.inject({ method: 'POST', url: '/api/services', payload: encode(form()), headers: { 'content-type': multipartType, 'content-encoding': coding } })
+    t.equal(endpoint.statusCode, 200, `the endpoint, ${coding}`)
+    t.same(endpoint.json(), uploaded)
+  }
+  const route = await server.app.inject({ method: 'POST', url: '/api/services/files/flat', payload: gzipSync(form([])), headers: { 'content-type': multipartType, 'content-encoding': 'x-gzip' } })
+  t.equal(route.statusCode, 200, "the action's route")
+  t.same(route.json(), uploaded)
+})
+
+t.test('uploads: an unknown coding is the 415, bytes that are not their coding the 400, never executed', async (t) => {
   const server = await buildServer({ services: [echoService, filesService] })
   t.teardown(() => server.close())
-  const body = rawMultipart([
-    { name: 'intent', value: 'execute' },
-    { name: 'service', value: 'files' },
-    { name: 'action', value: 'flat' },
-  ])
-  const answer = await server.app.inject({
-    method: 'POST',
-    url: '/api/services',
-    payload: gzipSync(body),
-    headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-encoding': 'gzip' },
-  })
-  t.equal(answer.statusCode, 415)
-  t.same(answer.json(), { status: false, message: messages.encodedMultipart, data: { supportedEncodings: ['identity'] } })
-  const zstd = await server.app.inject({ method: 'POST', url: '/api/services', payload: body, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-encoding': 'zstd' } })
+  const zstd = await server.app.inject({ method: 'POST', url: '/api/services', payload: form(), headers: { 'content-type': multipartType, 'content-encoding': 'zstd' } })
   t.equal(zstd.statusCode, 415)
   t.same(zstd.json(), unsupported('zstd'))
+  t.equal(zstd.headers['accept-encoding'], 'gzip, deflate, br')
+  for (const coding of ['gzip', 'deflate', 'br']) {
+    const plain = await server.app.inject({ method: 'POST', url: '/api/services', payload: form(), headers: { 'content-type': multipartType, 'content-encoding': coding } })
+    t.equal(plain.statusCode, 400, `a plain form labelled ${coding}`)
+    t.same(plain.json(), { status: false, message: messages.undecodableBody(coding), data: {} })
+  }
+  const cut = await server.app.inject({ method: 'POST', url: '/api/services', payload: gzipSync(form()).subarray(0, 60), headers: { 'content-type': multipartType, 'content-encoding': 'gzip' } })
+  t.equal(cut.statusCode, 400, 'a truncated gzip stream')
+  t.same(cut.json(), { status: false, message: messages.undecodableBody('gzip'), data: {} })
+})
+
+t.test('the limits count decoded bytes, and decoding stops at them: counted in what the decoders produce', async (t) => {
+  // Every decoder the server makes counts what it hands on.
+  let produced = 0
+  const counting = <T extends (...args: never[]) => Transform>(make: T) =>
+    ((...args: Parameters<T>) => make(...args).on('data', (chunk: Buffer) => (produced += chunk.length))) as T
+  const { buildServer: buildCounted } = await t.mockImport<typeof import('./helpers/server.js')>('./helpers/server.js', {
+    'node:zlib': { ...zlib, createGunzip: counting(zlib.createGunzip), createInflate: counting(zlib.createInflate), createBrotliDecompress: counting(zlib.createBrotliDecompress) },
+  })
+  const server = await buildCounted({ services: [echoService, filesService], rest: { bodyLimit: 64 * KB, uploads: { limits: { maxFileSize: 256 * KB } } } })
+  t.teardown(() => server.close())
+
+  const bomb = await gzipBomb(64 * MB)
+  t.ok(bomb.length < 128 * KB, `a 64 MiB file in ${bomb.length} bytes`)
+  const upload = await server.app.inject({ method: 'POST', url: '/api/services', payload: bomb, headers: { 'content-type': multipartType, 'content-encoding': 'gzip' } })
+  t.equal(upload.statusCode, 400, "refused at the file's limit, as the plain upload would be")
+  t.same(upload.json(), fileTooLarge(256 * KB))
+  t.ok(produced < 2 * MB, `decoded ${produced} bytes of 64 MiB: stopped at the limit`)
+
+  produced = 0
+  const json = await server.app.inject({
+    method: 'POST',
+    url: '/api/services',
+    payload: gzipSync(Buffer.alloc(64 * MB, 0x20)),
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+  })
+  t.equal(json.statusCode, 413)
+  t.same(json.json(), { status: false, message: messages.bodyTooLarge, data: {} })
+  t.ok(produced < 2 * MB, `decoded ${produced} bytes of 64 MiB of JSON: stopped at the 64 KiB body limit`)
+})
+
+t.test('over a real socket with curl: gzip JSON and a gzip upload; an upload bomb refused, the server stays up', { skip: existsSync(CURL) ? false : `${CURL} is not installed` }, async (t) => {
+  const server = await buildServer({ services: [echoService, filesService], rest: { uploads: { limits: { maxFileSize: MB } } } })
+  t.teardown(() => server.close())
+  await server.app.listen({ port: 0, host: '127.0.0.1' })
+  const url = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}/api/services`
+  const dir = await mkdtemp(join(tmpdir(), 'content-encoding-curl-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const curl = async (file: string, body: Buffer, type: string) => {
+    await writeFile(join(dir, file), body)
+    const args = ['-sS', '-w', '\n%{http_code}', '--data-binary', `@${join(dir, file)}`, '-H', 'Content-Encoding: gzip', '-H', `Content-Type: ${type}`, url]
+    const { stdout } = await promisify(execFile)(CURL, args)
+    const [text, status] = stdout.split('\n')
+    return { status: Number(status), body: JSON.parse(text!) }
+  }
+  t.same(await curl('body.json.gz', gzipSync(executeBody), 'application/json'), { status: 200, body: executed }, 'JSON')
+  t.same(await curl('form.gz', gzipSync(form()), multipartType), { status: 200, body: uploaded }, 'an upload')
+  t.same(await curl('bomb.gz', await gzipBomb(64 * MB), multipartType), { status: 400, body: fileTooLarge(MB) }, 'a bomb')
+  t.same(await curl('again.json.gz', gzipSync(executeBody), 'application/json'), { status: 200, body: executed }, 'still serving')
 })

@@ -245,9 +245,17 @@ function takeStdout(onBroken: () => void): { protocolOut: Writable; flush: () =>
   return { protocolOut, flush }
 }
 
-/** The reference page serves browsers, never an agent: `mcp` does not load it (its bundle is the slowest import of a start). */
-function withoutReferencePage(rest: Record<string, any>): Record<string, unknown> {
-  return rest.openapi && typeof rest.openapi === 'object' ? { openapi: { ...rest.openapi, reference: false } } : {}
+/**
+ * The project's `rest` for serving MCP over stdio: MCP on, and off what no message over stdio can
+ * reach, so a start neither loads nor builds it: the OpenAPI document and its reference page (the
+ * page's bundle is the slowest import of a start), `GET /status` and compression (a forwarded
+ * message asks for no encoding: nothing to compress). The MCP endpoint and its pipeline (auth, hooks, validation, rate
+ * limits, limits) are the HTTP server's; discovery stays as configured (it decides, with
+ * `requireAuth`, whether hidden actions are listed: createServer warns when they are).
+ */
+export function restForStdio(rest: Record<string, any>): Record<string, unknown> {
+  const openapi = rest.openapi && typeof rest.openapi === 'object' ? { openapi: { ...rest.openapi, enabled: false, reference: false } } : {}
+  return { ...rest, mcp: { ...rest.mcp, enabled: true }, ...openapi, enableStatus: false, compression: false }
 }
 
 /**
@@ -278,7 +286,7 @@ export async function run(values: Values): Promise<void> {
   const { root } = project
   const config = await project.config()
   const auth = config.auth as { headerName?: string; cookieName?: string } | undefined
-  const { server, app, resolved } = await buildProjectServer(root, config, (rest) => ({ ...rest, mcp: { ...rest.mcp, enabled: true }, ...withoutReferencePage(rest) }))
+  const { server, app, resolved } = await buildProjectServer(root, config, restForStdio)
   // The path the server mounted (`rest.mcp.path`, else `{baseUrl}/mcp`, as it resolved them), and its body limit.
   const path = resolved.config.rest.mcp!.path
   const onSignal = () => stop.abort()

@@ -8,8 +8,9 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { exampleApp, redocly, scratch, spectral, summary } from './helpers/example-openapi.js'
+import { oncePerCi } from './helpers/pack.js'
 
-t.test("the example app's OpenAPI 3.2 document: Redocly recommended and Spectral spectral:oas find nothing", async (t) => {
+t.test("the example app's OpenAPI 3.2 document: Redocly recommended and Spectral spectral:oas find nothing", { skip: oncePerCi }, async (t) => {
   const { document } = await exampleApp(t, { version: '3.2' })
   t.equal(document.openapi, '3.2.0')
   t.ok(document.paths['/api/services/greetings/wave'].post.responses['200'].content['text/event-stream'].itemSchema, 'the stream has an itemSchema')

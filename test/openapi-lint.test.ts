@@ -10,8 +10,9 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { exampleApp, redocly, scratch, spectral, summary } from './helpers/example-openapi.js'
+import { oncePerCi } from './helpers/pack.js'
 
-t.test("the example app's OpenAPI 3.1 document: Redocly recommended and Spectral spectral:oas find nothing, and do find the faults", async (t) => {
+t.test("the example app's OpenAPI 3.1 document: Redocly recommended and Spectral spectral:oas find nothing, and do find the faults", { skip: oncePerCi }, async (t) => {
   const { document } = await exampleApp(t)
   t.equal(document.openapi, '3.1.0')
   t.same(await new Validator().validate(document), { valid: true }, 'valid OpenAPI 3.1 (the specification\'s schema)')

@@ -8,18 +8,31 @@ import type { StandardSchemaV1 } from './standard-schema.js'
 /** What an action's `validation` accepts: a TypeBox 1.x schema (or plain JSON Schema), or a Standard Schema v1 validator. */
 export type ValidationSchema = (TSchema & object) | StandardSchemaV1
 
+/*
+ * Why `Static<S> extends infer T ? T : never` and not `Static<S>` (the same type once `S` is known):
+ * while `createAction` infers its type arguments, TypeScript infers from the handler into these
+ * types while `S` is still generic. Into `Static<S>` it walks every branch of TypeBox's `StaticType`,
+ * which makes it compute that alias's variance: about 1.5 million instantiations and 7 to 12 s of
+ * every type-check of a program with one `createAction` (issue 42). Behind `infer T` it stops at `T`.
+ * The types users see do not change (test/types); the cost is held by test/check-cost.test.ts.
+ */
+
 /** The handler's `data` type, derived from the schema. */
 export type InferInput<S> = S extends StandardSchemaV1
   ? StandardSchemaV1.InferOutput<S>
   : S extends TSchema
-    ? Static<S>
+    ? Static<S> extends infer T
+      ? T
+      : never
     : Record<string, unknown>
 
 /** The type an `output` schema describes: what the handler's `Ok` carries. */
 export type InferOutputSchema<S> = S extends StandardSchemaV1
   ? StandardSchemaV1.InferInput<S>
   : S extends TSchema
-    ? Static<S>
+    ? Static<S> extends infer T
+      ? T
+      : never
     : unknown
 
 export interface ValidationIssue {

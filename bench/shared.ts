@@ -104,7 +104,7 @@ export const ACTION_OF = {
   'execute-output': 'echo',
   'execute-hooks': 'hooked',
   'execute-protected': 'secure',
-  /** execute-small with `Accept-Encoding: gzip, deflate, br`: the compression hook negotiates (the answer stays under its threshold). */
+  /** execute-small with `Accept-Encoding: gzip, deflate, br`: compression is decided per answer (the answer stays under its threshold). */
   'execute-compress': 'echo',
   /** execute-small with an `Idempotency-Key`, a fresh one per request: the action declares `idempotency: 'required'`. */
   'execute-idempotent': 'echo',

@@ -170,12 +170,33 @@ function compressOnSend(settings: ResolvedCompression) {
 export function useCompression(app: FastifyInstance, settings: ResolvedCompression | undefined): void {
   if (!settings || app.hasReplyDecorator('compress')) return
   const hook = compressOnSend(settings)
+  const negotiate = (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+    compressing.set(request, settings)
+    done()
+  }
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     if (!methods.includes('GET') && !methods.includes('HEAD')) return
     const onSend = route.onSend
     route.onSend = [...(onSend === undefined ? [] : Array.isArray(onSend) ? onSend : [onSend]), hook]
+    const onRequest = route.onRequest
+    route.onRequest = [negotiate, ...(onRequest === undefined ? [] : Array.isArray(onRequest) ? onRequest : [onRequest])]
   })
+}
+
+/** The settings of the GET requests whose answers are compressed (set by their first onRequest hook). */
+const compressing = new WeakMap<FastifyRequest, ResolvedCompression>()
+
+/**
+ * The coding a compressed answer to `request` would carry, if its answer is compressed (a GET route
+ * of `useCompression` and an `Accept-Encoding` that accepts one): what an ETag naming a coding is
+ * checked against (plugins/http-cache.ts).
+ */
+export function codingOfRequest(request: FastifyRequest): Coding | undefined {
+  const settings = compressing.get(request)
+  const accepted = request.headers['accept-encoding']
+  if (settings === undefined || accepted === undefined || request.headers['x-no-compression'] !== undefined) return undefined
+  return negotiateCoding(accepted, settings.encodings)
 }
 
 /** The settings the endpoint's handlers compress with: none when off, or when the app brought @fastify/compress. */

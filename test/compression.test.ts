@@ -120,6 +120,18 @@ t.test('the document and the page: compressed, with a tag that names the coding,
   t.equal(gzipped.headers.etag, `${etag.slice(0, -1)}-gzip"`)
   t.equal(gunzipSync(gzipped.rawPayload).toString(), plain.body)
   t.equal(plain.headers.vary, 'Accept-Encoding', 'the raw document varies too')
+  // A tag that names a coding matches only a request that would get that coding: a cache holding the
+  // br answer must not be told to hand it to a client that takes gzip only.
+  const other = await server.app.inject({ method: 'GET', url: '/api/openapi.json', headers: { 'accept-encoding': 'gzip', 'if-none-match': String(doc.headers.etag) } })
+  t.equal(other.statusCode, 200, 'the br tag, a gzip-only client: the whole answer')
+  t.equal(other.headers.etag, gzipped.headers.etag)
+  t.equal(gunzipSync(other.rawPayload).toString(), plain.body)
+  const none = await server.app.inject({ method: 'GET', url: '/api/openapi.json', headers: { 'if-none-match': String(doc.headers.etag) } })
+  t.equal(none.statusCode, 200, 'the br tag, a client that takes no coding: the raw answer')
+  t.equal(none.headers.etag, etag)
+  const raw = await server.app.inject({ method: 'GET', url: '/api/openapi.json', headers: { 'accept-encoding': 'gzip', 'if-none-match': `${String(gzipped.headers.etag)}, "other"` } })
+  t.equal(raw.statusCode, 304, 'the gzip tag among others, a gzip client: 304')
+  t.equal(raw.headers.etag, gzipped.headers.etag)
 
   const page = await server.app.inject({ method: 'GET', url: '/api/reference/', headers: { 'accept-encoding': 'gzip' } })
   t.equal(page.headers['content-encoding'], 'gzip')
@@ -129,6 +141,14 @@ t.test('the document and the page: compressed, with a tag that names the coding,
   t.equal(script.headers['content-encoding'], 'br', 'the bundle (application/javascript) too')
   t.equal(script.headers['cache-control'], 'public, max-age=31536000, immutable')
   t.ok(script.rawPayload.length < 1_500_000, `the bundle in ${script.rawPayload.length} bytes`)
+  const held = await server.app.inject({ method: 'GET', url: `/api/reference/${src}`, headers: { 'accept-encoding': 'br, gzip', 'if-none-match': String(script.headers.etag) } })
+  t.equal(held.statusCode, 304, 'the script: 304 for the br tag it gave')
+  t.equal(held.headers.etag, script.headers.etag)
+  const pageAgain = await server.app.inject({ method: 'GET', url: '/api/reference/', headers: { 'accept-encoding': 'gzip', 'if-none-match': String(page.headers.etag) } })
+  t.equal(pageAgain.statusCode, 304, 'the page: 304 for the gzip tag it gave')
+  const pageBr = await server.app.inject({ method: 'GET', url: '/api/reference/', headers: { 'accept-encoding': 'br', 'if-none-match': String(page.headers.etag) } })
+  t.equal(pageBr.statusCode, 200, 'the page: the gzip tag from a br client is not its answer')
+  t.equal(pageBr.headers['content-encoding'], 'br')
 })
 
 t.test('never for a stream: each event must reach the client when written', async (t) => {

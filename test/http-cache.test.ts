@@ -126,4 +126,10 @@ t.test('If-None-Match is compared weakly, as RFC 9110 says', async (t) => {
   t.notOk(matchesIfNoneMatch('"ab"', '"a"'))
   t.notOk(matchesIfNoneMatch(undefined, '"a"'))
   t.notOk(matchesIfNoneMatch('', '"a"'))
+  // A tag that names a coding (plugins/compression.ts) matches a request that would get that coding only.
+  t.ok(matchesIfNoneMatch('"a-br"', '"a"', 'br'))
+  t.ok(matchesIfNoneMatch('W/"a-gzip", "b"', '"a"', 'gzip'))
+  t.notOk(matchesIfNoneMatch('"a-br"', '"a"', 'gzip'))
+  t.notOk(matchesIfNoneMatch('"a-br"', '"a"'))
+  t.notOk(matchesIfNoneMatch('"b-br"', '"a"', 'br'))
 })

@@ -232,6 +232,9 @@ type StreamDefinition<S extends ValidationSchema | null | undefined, TEvent, R, 
 
 /**
  * Defines an action; the handler's `data` is typed from `validation`, and the result keeps the types the client needs.
+ * `NoInfer<V>`, `NoInfer<X>` and `NoInfer<D>` in the return types: inside `createService({ actions: [...] })`
+ * the call has `Action` as its contextual type, which would otherwise fill the ones its definition leaves
+ * out (a `visibility` of `{ rest?: boolean }` hid the client's method, an `isSpecial` made it an upload).
  * With an `output` schema the handler must return `Ok` of that schema's type, and the client's success type follows it.
  * A handler that is an async generator function makes a streaming action: `output` is then the schema of each event.
  */
@@ -251,7 +254,7 @@ export function createAction<
     isSpecial?: X
     deprecated?: D
   },
-): TypedAction<N, S, InferOutputSchema<O>, V, X, E> & { output: O } & DeprecatedMark<D>
+): TypedAction<N, S, InferOutputSchema<O>, NoInfer<V>, NoInfer<X>, E> & { output: O } & DeprecatedMark<NoInfer<D>>
 export function createAction<
   const N extends string,
   S extends ValidationSchema | null | undefined = undefined,
@@ -262,7 +265,7 @@ export function createAction<
   const D extends Deprecation | undefined = undefined,
 >(
   definition: Definition<S, TOutput, E> & { name: N; visibility?: V; isSpecial?: X; output?: null; deprecated?: D },
-): TypedAction<N, S, TOutput, V, X, E> & DeprecatedMark<D>
+): TypedAction<N, S, TOutput, NoInfer<V>, NoInfer<X>, E> & DeprecatedMark<NoInfer<D>>
 export function createAction<
   const N extends string,
   TEvent,
@@ -275,7 +278,7 @@ export function createAction<
   const D extends Deprecation | undefined = undefined,
 >(
   definition: StreamDefinition<S, EventType<O, TEvent>, R, E> & { name: N; output?: O; visibility?: V; isSpecial?: X; deprecated?: D } & ReturnsDeclared<R, E>,
-): TypedStreamAction<N, S, EventType<O, TEvent>, FinalFrom<R>, V, X, E> & { output?: O } & DeprecatedMark<D>
+): TypedStreamAction<N, S, EventType<O, TEvent>, FinalFrom<R>, NoInfer<V>, NoInfer<X>, E> & { output?: O } & DeprecatedMark<NoInfer<D>>
 export function createAction(definition: Action): Action {
   return definition
 }

@@ -2,7 +2,8 @@
 // line below proves that the handler's `data` is typed from the schema.
 import Type from 'typebox'
 import { z } from 'zod'
-import { createAction, createServices, Ok, type Service } from '../../lib/index.js'
+import { createAction, createService, createServices, Ok, type Service } from '../../lib/index.js'
+import { createClient } from '../../lib/client/index.js'
 
 const typebox = createAction({
   name: 'typebox',
@@ -58,3 +59,33 @@ createAction({ name: 'stringOutput', description: 'x', output: 'string', handler
 createAction({ name: 'numberOutput', description: 'x', output: 42, handler: () => Ok(42) })
 // @ts-expect-error a string is not a schema
 createAction({ name: 'stringData', description: 'x', errors: { GONE: { status: 410, data: 'object' } }, handler: () => Ok({}) })
+
+// Actions written inside `createService` keep their client methods: the service's `actions: Action[]`
+// must not fill the type arguments `createAction` infers from its definition only (`visibility`,
+// `isSpecial`, `deprecated`): a `visibility` of `{ rest?: boolean }` hid the method, an `isSpecial`
+// of `ActionSpecial` made it an upload.
+const inline = createServices([
+  createService({
+    name: 'inline',
+    description: 'Actions written in place',
+    actions: [
+      createAction({
+        name: 'typed',
+        description: 'A schema',
+        validation: Type.Object({ title: Type.String() }),
+        handler: (data) => Ok({ title: data.title }),
+      }),
+      createAction({ name: 'bare', description: 'No schema', handler: () => Ok({ at: 1 }) }),
+      createAction({ name: 'hidden', description: 'Not on the client', visibility: { rest: false }, handler: () => Ok({}) }),
+    ],
+  }),
+])
+const inlineApi = createClient<typeof inline>({ baseUrl: 'http://localhost:8000/api' })
+const methods: Array<keyof typeof inlineApi.inline> = ['typed', 'bare']
+// @ts-expect-error `rest: false` still hides an action written in place
+const hidden: keyof typeof inlineApi.inline = 'hidden'
+void inlineApi.inline.typed({ title: 'x' })
+// @ts-expect-error `title` is a string
+void inlineApi.inline.typed({ title: 1 })
+void methods
+void hidden

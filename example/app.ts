@@ -98,8 +98,12 @@ async function connectRedis(url: string): Promise<Redis> {
   return redis
 }
 
-/** Builds the example server (not listening yet): database, services, auth by cookie, static page, client module. */
-export async function createExample(settings: ExampleSettings = process.env): Promise<Omit<Example, 'origin'> & { port: number; host: string; drainMs: number }> {
+/**
+ * Builds the example server (not listening yet): database, services, auth by cookie, static page,
+ * client module. `options.database` is an open database to use instead of the one the settings name
+ * (the tests hand in an in-memory PGlite); it is closed with the example.
+ */
+export async function createExample(settings: ExampleSettings = process.env, options: { database?: Database } = {}): Promise<Omit<Example, 'origin'> & { port: number; host: string; drainMs: number }> {
   const port = Number(settings.PORT ?? 8000)
   const host = settings.HOST ?? '127.0.0.1'
   const rateLimit = integerSetting(settings, 'RATE_LIMIT')
@@ -107,7 +111,7 @@ export async function createExample(settings: ExampleSettings = process.env): Pr
   const maxHeapUsedMb = integerSetting(settings, 'MAX_HEAP_USED_MB')
   const drainMs = integerSetting(settings, 'SHUTDOWN_DRAIN_MS', 0) ?? 0
   const actionTimeout = integerSetting(settings, 'ACTION_TIMEOUT_MS') ?? 10_000
-  const database = await openDatabase(settings)
+  const database = options.database ?? (await openDatabase(settings))
   console.log(`Database: ${database.description}`)
   if (!settings.JWT_SECRET) console.log('JWT_SECRET is not set: tokens are signed with a random secret and end with this process')
   const clientModule = await buildClientModule()

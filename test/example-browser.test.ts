@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CHROMIUM, chromiumSkipReason } from './helpers/chromium.js'
 import type { TapTest } from './helpers/postgres.js'
+import { examplePglite } from './helpers/pglite.js'
 
 // The example's web page in a real Chromium (driven by playwright-core): served by the example
 // server, then from another loopback origin calling the API through CORS with the auth cookie.
@@ -46,7 +47,7 @@ async function run(t: TapTest) {
     JWT_SECRET: 'browser-test-secret',
     ATTACHMENTS_DIR: attachmentsDir,
     ALLOWED_ORIGINS: pageOrigin,
-  })
+  }, { database: await examplePglite() })
   t.teardown(() => example.close())
   const app = example.server.rest!.app
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -4,6 +4,7 @@ import { drizzle } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
 import { setupDatabase } from '../example/db.js'
+import { freshPglite } from './helpers/pglite.js'
 import { openPostgres, postgresSkipReason } from './helpers/postgres.js'
 
 // The example's tables come from drizzle-kit migrations (example/drizzle/), applied by drizzle-orm's
@@ -11,7 +12,7 @@ import { openPostgres, postgresSkipReason } from './helpers/postgres.js'
 // example's earlier hand-written setup made (tasks already there).
 
 async function open(t: { teardown: (fn: () => Promise<void>) => void }) {
-  const client = await PGlite.create()
+  const client = await freshPglite()
   t.teardown(() => client.close())
   return { client, db: drizzle({ client }) }
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { createServer, DEFAULTS, isActionsError, messages } from '../lib/index.js'
 import { everythingServices } from './helpers/openapi.js'
 import type { TapTest } from './helpers/postgres.js'
+import { examplePglite } from './helpers/pglite.js'
 import { buildServer } from './helpers/server.js'
 
 const auth = { secret: 'a-secret-of-at-least-thirty-two-characters' }
@@ -111,7 +112,7 @@ t.test('the example app: a valid document with every visible action', async (t) 
   const { createExample } = await import('../example/app.js')
   const attachments = mkdtempSync(join(tmpdir(), 'fastify-actions-openapi-'))
   t.teardown(() => rmSync(attachments, { recursive: true, force: true }))
-  const example = await createExample({ PORT: '0', PGLITE_DIR: 'memory://', JWT_SECRET: 'openapi-test-secret', ATTACHMENTS_DIR: attachments })
+  const example = await createExample({ PORT: '0', PGLITE_DIR: 'memory://', JWT_SECRET: 'openapi-test-secret', ATTACHMENTS_DIR: attachments }, { database: await examplePglite() })
   t.teardown(() => example.close())
   const app = example.server.rest!.app
   const response = await app.inject({ method: 'GET', url: '/api/openapi.json' })

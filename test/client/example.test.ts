@@ -8,6 +8,7 @@ import { createExample } from '../../example/app.js'
 import { accountMessages } from '../../example/services/account.js'
 import { signInRequired, taskNotFound } from '../../example/services/tasks.js'
 import type { ExampleServices } from '../../example/services/index.js'
+import { examplePglite } from '../helpers/pglite.js'
 
 // The example app through the typed client, in-process (app.fetch): accounts, cookie auth,
 // protected actions, attachments. The browser side is test/example-browser.test.ts.
@@ -17,7 +18,7 @@ const empty = {}
 const attachmentsDir = mkdtempSync(join(tmpdir(), 'fastify-actions-example-'))
 t.teardown(() => rmSync(attachmentsDir, { recursive: true, force: true }))
 
-const example = await createExample({ PGLITE_DIR: 'memory://', JWT_SECRET: 'example-test', ATTACHMENTS_DIR: attachmentsDir })
+const example = await createExample({ PGLITE_DIR: 'memory://', JWT_SECRET: 'example-test', ATTACHMENTS_DIR: attachmentsDir }, { database: await examplePglite() })
 t.teardown(() => example.close())
 const app = example.server.rest!.app
 

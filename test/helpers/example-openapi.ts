@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { RestServerInstance } from '../../lib/index.js'
 import type { TapTest } from './postgres.js'
+import { examplePglite } from './pglite.js'
 
 export const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -94,7 +95,7 @@ export async function exampleApp(t: TapTest, options: { version?: '3.1' | '3.2' 
     JWT_SECRET: 'openapi-tools-test-secret-of-32-bytes-or-more',
     ATTACHMENTS_DIR: attachments,
     ...(options.version ? { OPENAPI_VERSION: options.version } : {}),
-  })
+  }, { database: await examplePglite() })
   t.teardown(() => example.close())
   const app = example.server.rest!.app
   const response = await app.inject({ method: 'GET', url: '/api/openapi.json' })

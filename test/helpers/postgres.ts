@@ -3,12 +3,12 @@ import { once } from 'node:events'
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
 import type tap from 'tap'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { freshPglite } from './pglite.js'
 import { freePort } from './redis.js'
 
 /**
@@ -189,9 +189,9 @@ export async function startCluster(bin: string): Promise<PostgresServer> {
   }
 }
 
-/** One in-memory PGlite with Drizzle on it. Start one per test file: it takes seconds. */
+/** One new in-memory PGlite with Drizzle on it (from a kept fresh cluster: test/helpers/pglite.ts). */
 export async function openPglite(): Promise<TestDatabase> {
-  const client = await PGlite.create()
+  const client = await freshPglite()
   return {
     kind: 'pglite',
     db: drizzlePglite({ client }),

@@ -16,8 +16,9 @@ import { rawTarget } from '../helpers/raw-target.js'
 import { buildServer } from '../helpers/server.js'
 import { openStream, type OpenStream } from '../helpers/sse.js'
 import { repoRoot } from '../helpers/pack.js'
+import { cliProcess, type CliRun } from '../helpers/cli-runner.js'
 
-// About 150 CLI processes and a dozen servers: slower than tap's 120 s on a loaded machine.
+// About 110 CLI command lines (a dozen as processes) and a dozen servers: slower than tap's 120 s on a loaded machine.
 t.setTimeout(600_000)
 
 const tick = (ms = 5) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -427,7 +428,8 @@ t.test('declared-error data on a stream: the error event carries the same envelo
 
 const bin = join(repoRoot, 'lib', 'cli', 'bin.ts')
 
-function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** One command line as a process of its own, what a user runs: lib/cli/bin.ts from source. */
+function cliReal(args: string[], cwd: string): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
@@ -435,11 +437,16 @@ function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout
   })
 }
 
-/** Runs many command lines, four at a time (each is a process: one by one they take a minute). */
+// The ~110 command lines below run in one runner process (test/helpers/cli-runner.ts: what bin.ts
+// does with each); every test also runs some of them as processes of their own and expects the same.
+let runner: ReturnType<typeof cliProcess> | undefined
+t.teardown(async () => (await runner)?.close())
+async function cli(args: string[], cwd: string): Promise<CliRun> {
+  return (await (runner ??= cliProcess())).run(args, cwd)
+}
+
 async function cliAll(list: string[][], cwd: string) {
-  const results: Array<Awaited<ReturnType<typeof cli>>> = []
-  for (let i = 0; i < list.length; i += 4) results.push(...(await Promise.all(list.slice(i, i + 4).map((args) => cli(args, cwd)))))
-  return results
+  return Promise.all(list.map((args) => cli(args, cwd)))
 }
 
 /** Every file under `dir` with its size and mtime: compared before and after to show nothing changed. */
@@ -521,6 +528,7 @@ t.test('CLI: hostile service and action names are refused in one line, exit 1, n
     oneLine(t, result.stderr, JSON.stringify(args))
     t.equal(result.stdout, '')
   }
+  for (const i of [0, 1, 10, lines.length - 1]) t.same(await cliReal(lines[i]!.args, project), results[i], `as a process of its own: ${JSON.stringify(lines[i]!.args)}`)
   t.same(snapshot(dir), before, 'nothing written, inside the project or beside it')
 })
 
@@ -568,6 +576,7 @@ t.test('CLI: flags as names and unknown flags are usage errors (exit 2) or help;
     t.equal(result.code, 0, JSON.stringify(args))
     t.match(result.stdout, /^Usage: fastify-actions (gen|new)/, `${JSON.stringify(args)}: the help, nothing generated`)
   }
+  for (const args of [usage[0]![0], usage[7]![0], failures[0]![0], ['gen', 'service', '--help']]) t.same(await cliReal(args, project), await cli(args, project), `as a process of its own: ${JSON.stringify(args)}`)
   t.same(snapshot(dir), before, 'nothing written')
 })
 
@@ -590,6 +599,7 @@ t.test('CLI: new refuses hostile directory names and specs in one line; nothing 
     [['new', 'app', '--no-install', '--from', ''], 'fastify-actions: --from needs an npm spec: a version range, a tarball or a folder\n'],
     [['new', 'app', '--no-install', '--from', '../../nowhere'], 'fastify-actions: --from ../../nowhere: no such file or folder\n'],
   ]
+  for (const [args] of [refused[0]!, refused[6]!]) t.same(await cliReal(args, work), await cli(args, work), `as a process of its own: ${JSON.stringify(args)}`)
   for (const [args, stderr] of refused) {
     const result = await cli(args, work)
     t.equal(result.code, 1, JSON.stringify(args))
@@ -622,12 +632,14 @@ t.test('CLI: reserved words are valid names and generate code that parses', asyn
     t.same(output.diagnostics?.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')) ?? [], [], `${file} parses`)
   }
   for (const name of ['class', 'constructor', 'prototype', 'delete', 'new', 'await', 'hasOwnProperty', 'valueOf', 'toString']) {
-    const service = await cli(['gen', 'service', name], project)
+    // The first name as processes of their own, the others in the runner.
+    const run = name === 'class' ? cliReal : cli
+    const service = await run(['gen', 'service', name], project)
     t.equal(service.code, 0, `gen service ${name}: ${service.stderr}`)
     parses(join('src', 'services', name, 'index.ts'))
     parses(join('src', 'services', name, 'hello.ts'))
     parses(join('test', `${name}.test.ts`))
-    const action = await cli(['gen', 'action', 'tasks', name], project)
+    const action = await run(['gen', 'action', 'tasks', name], project)
     t.equal(action.code, 0, `gen action tasks ${name}: ${action.stderr}`)
     parses(join('src', 'services', 'tasks', `${name}.ts`))
     parses(join('test', `tasks.${name}.test.ts`))

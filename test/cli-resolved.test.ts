@@ -12,6 +12,7 @@ import { execFile, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { linkOwnSources } from './helpers/mcp-project.js'
+import { cliProcess, type CliRun } from './helpers/cli-runner.js'
 
 const repoRoot = resolve(import.meta.dirname, '..')
 const bin = join(repoRoot, 'lib/cli/bin.ts')
@@ -39,12 +40,21 @@ export default {
   return linkOwnSources(dir)
 }
 
-function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** One command line as a process of its own: lib/cli/bin.ts from source. */
+function cliReal(args: string[], cwd: string): Promise<CliRun> {
   return new Promise((done) => {
     execFile(process.execPath, ['--import', 'tsx', bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }, (error, stdout, stderr) => {
       done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
     })
   })
+}
+
+// `list`, `contract` and `--version` run in one runner process (test/helpers/cli-runner.ts: what
+// bin.ts does with each command line); `mcp` and the first `list` run as processes of their own.
+let runner: ReturnType<typeof cliProcess> | undefined
+t.teardown(async () => (await runner)?.close())
+async function cli(args: string[], cwd: string): Promise<CliRun> {
+  return (await (runner ??= cliProcess())).run(args, cwd)
 }
 
 /** `fastify-actions mcp` with the given lines on stdin (then its end); its stdout lines and stderr. */
@@ -65,6 +75,7 @@ for (const [written, mounted] of [['api/', '/api'], ['/api', '/api'], ['', '']] 
     const dir = fixture(t, written)
     const list = await cli(['list'], dir)
     t.equal(list.code, 0, list.stderr)
+    if (written === 'api/') t.same(await cliReal(['list'], dir), list, 'the same as a process of its own')
     const rows = list.stdout.trim().split('\n').slice(2).map((line) => line.trim().split(/\s{2,}/))
     t.same(rows, [
       ['tasks', 'list', 'no', 'no', 'no', `POST ${mounted}/services/tasks/list`],

@@ -2,6 +2,9 @@
  * In-process micro-benchmarks of fastify-actions: boot time and per-call dispatch cost with 1, 100
  * and 10,000 registered actions (engine.executeAction and app.inject), and app.fetch against
  * app.inject. argv[2]: where to write the JSON result; BENCH_QUICK=1 for short batches.
+ * BENCH_MICRO_ONLY=fetch: app.fetch against app.inject and the floor only (no boots, no dispatch), with
+ * BENCH_FETCH_ROUNDS interleaved windows of BENCH_FETCH_WINDOW_MS each; `npm run bench:paired` uses
+ * it for the app.fetch-vs-floor pair and reads the per-window rates (`fetchVsInject.windows`).
  */
 import { writeFileSync } from 'node:fs'
 import Type from 'typebox'
@@ -14,9 +17,10 @@ const ROUNDS = quick ? 1 : 3
 const BATCHES = quick ? 3 : 5
 const EXECUTE_CALLS = quick ? 20_000 : 50_000
 const INJECT_CALLS = quick ? 2_000 : 5_000
-const FETCH_WINDOW_MS = quick ? 1_000 : 2_000
+const FETCH_WINDOW_MS = Number(process.env.BENCH_FETCH_WINDOW_MS ?? (quick ? 1_000 : 2_000))
 // Interleaved windows per call kind: at least five, so that one disturbed window does not move the median.
-const FETCH_ROUNDS = 5
+const FETCH_ROUNDS = Number(process.env.BENCH_FETCH_ROUNDS ?? 5)
+const fetchOnlyRun = process.env.BENCH_MICRO_ONLY === 'fetch'
 
 const body = JSON.stringify({ intent: 'execute', service: 'tasks', action: 'echo', payload: TASK })
 const headers = { origin: ORIGIN, 'content-type': 'application/json' }
@@ -118,6 +122,21 @@ async function main() {
   const injectOnlyPerSec = median(rates.injectOnly)
   const fetchOnlyPerSec = median(rates.fetchOnly)
   const floorPerSec = median(rates.floor)
+  const fetchVsInject = {
+    injectPerSec: Math.round(injectPerSec),
+    fetchPerSec: Math.round(fetchPerSec),
+    ratio: round2(fetchPerSec / injectPerSec),
+    injectOnlyPerSec: Math.round(injectOnlyPerSec),
+    fetchOnlyPerSec: Math.round(fetchOnlyPerSec),
+    ratioUnread: round2(fetchOnlyPerSec / injectOnlyPerSec),
+    floorPerSec: Math.round(floorPerSec),
+    floorRatio: round2(floorPerSec / injectPerSec),
+  }
+  if (fetchOnlyRun) {
+    // Calls per second of every window, in order: window i of each kind ran back to back.
+    writeFileSync(process.argv[2], JSON.stringify({ fetchVsInject: { ...fetchVsInject, windows: rates } }, null, 2))
+    return
+  }
 
   // Boot: one discarded boot loads the modules, then ROUNDS boots per size.
   await (await boot(1)).server.close()
@@ -142,19 +161,7 @@ async function main() {
     await server.close()
   }
 
-  const result = {
-    dispatch,
-    fetchVsInject: {
-      injectPerSec: Math.round(injectPerSec),
-      fetchPerSec: Math.round(fetchPerSec),
-      ratio: round2(fetchPerSec / injectPerSec),
-      injectOnlyPerSec: Math.round(injectOnlyPerSec),
-      fetchOnlyPerSec: Math.round(fetchOnlyPerSec),
-      ratioUnread: round2(fetchOnlyPerSec / injectOnlyPerSec),
-      floorPerSec: Math.round(floorPerSec),
-      floorRatio: round2(floorPerSec / injectPerSec),
-    },
-  }
+  const result = { dispatch, fetchVsInject }
   writeFileSync(process.argv[2], JSON.stringify(result, null, 2))
 }
 

@@ -8,13 +8,14 @@
 # bench/results/latest.json, the reference; Node 24: bench/results/node24.json) and regenerates the
 # chart and the results section of docs/benchmarks.md from every result file; any other run (quick,
 # a subset) goes to the temporary directory. Every BENCH_* variable of `npm run bench` applies
-# (BENCH_SHORT=1: the short complete run).
+# (BENCH_SHORT=1: the short complete run). A second argument runs another harness script on that Node
+# instead of bench/run.ts (`bash bench/node.sh 26 bench/paired.ts`: `npm run bench:paired:reference`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 major="${1:-}"
 case "$major" in
   24 | 26) ;;
-  *) echo "usage: bash bench/node.sh 24|26" >&2; exit 2 ;;
+  *) echo "usage: bash bench/node.sh 24|26 [script]" >&2; exit 2 ;;
 esac
 # BENCH_NODE24_PREFIX / BENCH_NODE26_PREFIX (one per major, for `npm run bench:reference`), else BENCH_NODE_PREFIX.
 per_major="BENCH_NODE${major}_PREFIX"
@@ -33,4 +34,4 @@ fi
 "$bin/node" --version >/dev/null
 export PATH="$bin:$PATH"
 export BENCH_AS="node$major"
-exec node node_modules/tsx/dist/cli.mjs bench/run.ts
+exec node node_modules/tsx/dist/cli.mjs "${2:-bench/run.ts}"

@@ -46,6 +46,8 @@ export interface CompiledAction {
   after: CompiledHook[]
   /** Its success message, `Action 'service.action' executed`, made once. */
   executed: string
+  /** The JSON text of its success envelope up to the data, `{"status":true,"message":"…","data":`, made once. */
+  executedHead: string
 }
 
 /** The action table: every compiled action, in declaration order, and the lookup by names. */
@@ -148,6 +150,7 @@ function compileAction(serviceName: string, action: Action, actionTimeout: numbe
     before: [],
     after: [],
     executed: messages.executed(serviceName, action.name),
+    executedHead: `{"status":true,"message":${JSON.stringify(messages.executed(serviceName, action.name))},"data":`,
   }
 }
 

@@ -158,7 +158,7 @@ function createDispatch(app: FastifyInstance, options: ServicesPluginOptions): D
     // A synchronous execution is answered at once: no promise, no microtask. The execution's scope
     // carries the request (the endpoint's handlers enter no scope of their own: `scopesItsExecution`).
     const outcome = engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) })
-    return outcome instanceof Promise ? outcome.then((result) => replyWith(reply, answerOf(result, entry))) : replyWith(reply, answerOf(outcome, entry))
+    return outcome instanceof Promise ? outcome.then((result) => replyWith(reply, answerOf(result, entry, true))) : replyWith(reply, answerOf(outcome, entry, true))
   }
 }
 
@@ -173,7 +173,7 @@ function guardedExecute(options: ServicesPluginOptions, guard: IdempotencyGuard,
     key: keyFromHeaders(reply.request),
     principal: httpPrincipal(reply.request, reply, context, entry.action, options.authenticate, options.clientKey),
     run: async () => {
-      const answer = answerOf(await engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) }), entry)
+      const answer = answerOf(await engine.execute(service, action, payload, context, { request: requestStoreOf(reply.request, reply, context) }), entry, true)
       return { value: replyWith(reply, answer), stored: keptAnswer(reply, answer) }
     },
     refuse: (failure) => failureAnswer(reply, failure),

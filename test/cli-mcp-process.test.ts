@@ -20,18 +20,32 @@ const bin = join(repoRoot, 'lib/cli/bin.ts')
 /** The CLI starts through tsx from source here: generous, never a measure of speed. */
 const slow = { timeout: 120_000 }
 
-t.test('the SDK client over stdio: a streaming tool with onprogress gets every event as progress, then the result', async (t) => {
+// The MCP TypeScript SDK's client (1.32) handles a notification a microtask later than a response: a
+// progress notification read in the same chunk as the result finds the call's handler gone and goes to
+// `onerror` (test/mcp-remote.test.ts, docs/mcp.md). How many share that read depends on the machine's
+// load, so the test counts both: every event reaches the client, in order, and the result holds all.
+t.test('the SDK client over stdio: a streaming tool with onprogress gets every event, as progress or (read with the result) reported late, then the result', async (t) => {
   const dir = fixture(t)
   const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', bin, 'mcp'], cwd: dir, env: { ...(process.env as Record<string, string>), NODE_OPTIONS: '' }, stderr: 'pipe' })
   let stderr = ''
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const client = new Client({ name: 'stdio-progress-test', version: '1.0.0' })
+  const late: number[] = []
+  client.onerror = (error) => {
+    const match = /^Received a progress notification for an unknown token: (.*)$/s.exec(error.message)
+    if (match) late.push((JSON.parse(match[1]!) as { params: { progress: number } }).params.progress)
+  }
   await client.connect(transport, slow)
   t.teardown(() => client.close())
   const progress: Progress[] = []
   const result = await client.callTool({ name: 'tasks_count', arguments: {} }, CallToolResultSchema, { ...slow, onprogress: (update) => progress.push(update) })
+  // A late notification is reported after the result: its microtask runs once the response is handled.
+  await new Promise((resolve) => setImmediate(resolve))
   const events = Array.from({ length: 13 }, (_, i) => ({ n: i + 1 }))
-  t.same(progress, events.map((event, i) => ({ progress: i + 1, message: JSON.stringify(event) })), 'all 13 progress notifications, in order')
+  const handled = progress.map((update) => update.progress)
+  t.same([...handled, ...late], events.map((_, i) => i + 1), `all 13 progress notifications reach the client, in order (${late.length} reported late)`)
+  t.same(late, events.slice(handled.length).map((_, i) => handled.length + i + 1), 'the late ones are the last, read with the result')
+  t.same(progress, events.slice(0, handled.length).map((event, i) => ({ progress: i + 1, message: JSON.stringify(event) })), 'each handled one carries its event')
   t.same(result.structuredContent, { events, final: { counted: 13 } })
   t.notOk(result.isError)
   // The same client goes on: a plain call after the streamed one.

@@ -25,7 +25,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildProject, type Build } from './build.js'
 import { measure, type Sample, type Verdict } from './measure.js'
-import { canPin, killAll, SERVER_CORE, spawnNode, waitExit } from './procs.js'
+import { canPin, killAll, runBench, SERVER_CORE, spawnNode, waitExit } from './procs.js'
 import { requestOf, WORKLOADS, type WorkloadName } from './shared.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -201,16 +201,4 @@ async function main() {
   }
 }
 
-process.on('exit', killAll)
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    killAll()
-    currentBuild?.remove()
-    process.exit(130)
-  })
-}
-main().catch((error: unknown) => {
-  killAll()
-  console.error(error)
-  process.exitCode = 1
-})
+runBench(main, () => currentBuild?.remove())

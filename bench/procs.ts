@@ -199,3 +199,23 @@ export async function runLoad(script: string, specFile: string, durationSec: num
     throw error
   }
 }
+
+/**
+ * Runs a bench script's `main`: the server processes it started are killed when it ends, fails or
+ * gets SIGINT/SIGTERM; on a signal `onSignal` runs too (the build's removal), then exit 130.
+ */
+export function runBench(main: () => Promise<void>, onSignal: () => void): void {
+  process.on('exit', killAll)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      killAll()
+      onSignal()
+      process.exit(130)
+    })
+  }
+  main().catch((error: unknown) => {
+    killAll()
+    console.error(error)
+    process.exitCode = 1
+  })
+}

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url'
 import type { BootSample } from './boot.js'
 import { buildProject, type Build } from './build.js'
 import { measure, type Job, type Sample, type Verdict } from './measure.js'
-import { canPin, killAll, LOAD_CORE, SERVER_CORE, spawnNode, stop, waitExit } from './procs.js'
+import { canPin, killAll, runBench, LOAD_CORE, SERVER_CORE, spawnNode, stop, waitExit } from './procs.js'
 import { publishDocs, RESULT_NAME, RESULTS_DIR } from './publish.js'
 import { renderText } from './report.js'
 import {
@@ -474,16 +474,4 @@ async function main(): Promise<void> {
   }
 }
 
-process.on('exit', killAll)
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    killAll()
-    currentBuild?.remove()
-    process.exit(130)
-  })
-}
-main().catch((error: unknown) => {
-  killAll()
-  console.error(error)
-  process.exitCode = 1
-})
+runBench(main, () => currentBuild?.remove())

@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js'
 import { mcpProject as fixture } from './helpers/mcp-project.js'
+import { lateProgress } from './helpers/mcp.js'
 
 const repoRoot = resolve(import.meta.dirname, '..')
 const bin = join(repoRoot, 'lib/cli/bin.ts')
@@ -30,11 +31,7 @@ t.test('the SDK client over stdio: a streaming tool with onprogress gets every e
   let stderr = ''
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const client = new Client({ name: 'stdio-progress-test', version: '1.0.0' })
-  const late: number[] = []
-  client.onerror = (error) => {
-    const match = /^Received a progress notification for an unknown token: (.*)$/s.exec(error.message)
-    if (match) late.push((JSON.parse(match[1]!) as { params: { progress: number } }).params.progress)
-  }
+  const late = lateProgress(client)
   await client.connect(transport, slow)
   t.teardown(() => client.close())
   const progress: Progress[] = []

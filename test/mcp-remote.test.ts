@@ -16,7 +16,7 @@ import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/t
 import t from 'tap'
 import Type from 'typebox'
 import { createAction, createService } from '../lib/index.js'
-import { startMcpServer } from './helpers/mcp.js'
+import { lateProgress, startMcpServer } from './helpers/mcp.js'
 import { repoRoot } from './helpers/pack.js'
 
 const count = createAction({
@@ -47,11 +47,7 @@ t.test('through mcp-remote over stdio: every event as progress, the last one too
   let stderr = ''
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const client = new Client({ name: 'fastify-actions-test', version: '1.0.0' })
-  const dropped: number[] = []
-  client.onerror = (error) => {
-    const late = /^Received a progress notification for an unknown token: (.*)$/s.exec(error.message)
-    if (late) dropped.push((JSON.parse(late[1]!) as { params: { progress: number } }).params.progress)
-  }
+  const dropped = lateProgress(client)
   await client.connect(transport, slow)
   t.teardown(() => client.close())
   for (const gap of [0, 20]) {

@@ -48,3 +48,19 @@ export function textOf(result: unknown): string {
   const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? []
   return content[0]?.text ?? ''
 }
+
+/**
+ * The progress notifications the MCP TypeScript SDK's client (1.32) reports through `onerror`
+ * ("Received a progress notification for an unknown token") instead of the call's `onprogress`: it
+ * handles a notification a microtask later than a response, so the ones read in the same chunk as the
+ * result find the call's handler gone (docs/mcp.md). Sets `client.onerror`; the array fills with their
+ * `progress` numbers as they come (after the result: wait a macrotask before reading it).
+ */
+export function lateProgress(client: Client): number[] {
+  const late: number[] = []
+  client.onerror = (error) => {
+    const match = /^Received a progress notification for an unknown token: (.*)$/s.exec(error.message)
+    if (match) late.push((JSON.parse(match[1]!) as { params: { progress: number } }).params.progress)
+  }
+  return late
+}

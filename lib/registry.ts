@@ -125,6 +125,7 @@ function checkErrorSchemas(name: string, errors: unknown): void {
 
 function compileAction(serviceName: string, action: Action, actionTimeout: number | undefined): CompiledAction {
   const name = `${serviceName}.${action.name}`
+  const executed = messages.executed(serviceName, action.name)
   checkIdempotency(action, name)
   checkSchema(name, 'validation', action.validation)
   checkSchema(name, 'output', action.output)
@@ -149,8 +150,8 @@ function compileAction(serviceName: string, action: Action, actionTimeout: numbe
     writeEvent: stream ? compileEventWriter(output) : undefined,
     before: [],
     after: [],
-    executed: messages.executed(serviceName, action.name),
-    executedHead: `{"status":true,"message":${JSON.stringify(messages.executed(serviceName, action.name))},"data":`,
+    executed,
+    executedHead: `{"status":true,"message":${JSON.stringify(executed)},"data":`,
   }
 }
 

@@ -8,11 +8,11 @@
  * whose `tsx` is this repository's, so the CLI loads them as it loads a real project's.
  */
 import t, { type Test } from 'tap'
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { linkOwnSources } from './helpers/mcp-project.js'
-import { cliProcess, type CliRun } from './helpers/cli-runner.js'
+import { cliAsProcess, sharedCliRunner } from './helpers/cli-runner.js'
 
 const repoRoot = resolve(import.meta.dirname, '..')
 const bin = join(repoRoot, 'lib/cli/bin.ts')
@@ -40,22 +40,10 @@ export default {
   return linkOwnSources(dir)
 }
 
-/** One command line as a process of its own: lib/cli/bin.ts from source. */
-function cliReal(args: string[], cwd: string): Promise<CliRun> {
-  return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
-    })
-  })
-}
-
 // `list`, `contract` and `--version` run in one runner process (test/helpers/cli-runner.ts: what
 // bin.ts does with each command line); `mcp` and the first `list` run as processes of their own.
-let runner: ReturnType<typeof cliProcess> | undefined
-t.teardown(async () => (await runner)?.close())
-async function cli(args: string[], cwd: string): Promise<CliRun> {
-  return (await (runner ??= cliProcess())).run(args, cwd)
-}
+const cli = sharedCliRunner(t)
+const cliReal = cliAsProcess
 
 /** `fastify-actions mcp` with the given lines on stdin (then its end); its stdout lines and stderr. */
 function mcp(cwd: string, lines: unknown[]): Promise<{ code: number | null; answers: Array<Record<string, any>>; stderr: string }> {

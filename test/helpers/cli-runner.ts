@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process'
+import { execFile, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 export interface CliRun {
@@ -51,4 +51,21 @@ export async function cliProcess(): Promise<{ run: (args: string[], cwd: string)
     return result
   }
   return { run, close: () => void child.kill() }
+}
+
+/** One command line as a process of its own, what a user runs: lib/cli/bin.ts from source (through tsx). */
+export function cliAsProcess(args: string[], cwd: string): Promise<CliRun> {
+  const bin = fileURLToPath(new URL('../../lib/cli/bin.ts', import.meta.url))
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
+    })
+  })
+}
+
+/** A test file's `cli(args, cwd)` on one runner process, started at its first use and ended at `t`'s teardown. */
+export function sharedCliRunner(t: { teardown: (fn: () => unknown) => void }): (args: string[], cwd: string) => Promise<CliRun> {
+  let runner: ReturnType<typeof cliProcess> | undefined
+  t.teardown(async () => (await runner)?.close())
+  return async (args, cwd) => (await (runner ??= cliProcess())).run(args, cwd)
 }

@@ -5,7 +5,6 @@
  * generated names. Every answer is an exact status and envelope (or one `fastify-actions: ...` line and
  * an exit code), never a 5xx for bad input, a stack, a path or SQL; nothing is lost or written elsewhere.
  */
-import { execFile } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import t, { type Test } from 'tap'
@@ -15,8 +14,7 @@ import { createAction, createService, Err, Fail, messages, Ok } from '../../lib/
 import { rawTarget } from '../helpers/raw-target.js'
 import { buildServer } from '../helpers/server.js'
 import { openStream, type OpenStream } from '../helpers/sse.js'
-import { repoRoot } from '../helpers/pack.js'
-import { cliProcess, type CliRun } from '../helpers/cli-runner.js'
+import { cliAsProcess, sharedCliRunner } from '../helpers/cli-runner.js'
 
 // About 110 CLI command lines (a dozen as processes) and a dozen servers: slower than tap's 120 s on a loaded machine.
 t.setTimeout(600_000)
@@ -426,24 +424,11 @@ t.test('declared-error data on a stream: the error event carries the same envelo
 // ---------------------------------------------------------------------------------------------
 // The CLI, run from source as a real process.
 
-const bin = join(repoRoot, 'lib', 'cli', 'bin.ts')
-
-/** One command line as a process of its own, what a user runs: lib/cli/bin.ts from source. */
-function cliReal(args: string[], cwd: string): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', bin, ...args], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
-    })
-  })
-}
 
 // The ~110 command lines below run in one runner process (test/helpers/cli-runner.ts: what bin.ts
 // does with each); every test also runs some of them as processes of their own and expects the same.
-let runner: ReturnType<typeof cliProcess> | undefined
-t.teardown(async () => (await runner)?.close())
-async function cli(args: string[], cwd: string): Promise<CliRun> {
-  return (await (runner ??= cliProcess())).run(args, cwd)
-}
+const cli = sharedCliRunner(t)
+const cliReal = cliAsProcess
 
 async function cliAll(list: string[][], cwd: string) {
   return Promise.all(list.map((args) => cli(args, cwd)))
